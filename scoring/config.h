@@ -1,0 +1,57 @@
+#pragma once
+// placer's configuration file (YAML or JSON). Either
+//  - a KubeSchedulerConfiguration (apiVersion kubescheduler.config.k8s.io/v1):
+//    its first profile is used, placer's settings keep their defaults; or
+//  - a PlacerConfiguration (apiVersion placer.io/v1alpha1, kind PlacerConfiguration):
+//    placer's settings beside a "profile" written like a KubeSchedulerConfiguration profile.
+// Unknown keys in placer's own settings are refused, so typos fail at start-up.
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "scoring/profile.h"
+#include "scoring/result.h"
+
+namespace placer {
+
+struct PlacerSettings {
+  // Pods whose spec.schedulerName is one of these are placed (an absent
+  // schedulerName is "default-scheduler").
+  std::vector<std::string> schedulerNames{"default-scheduler"};
+  // When no node is feasible, spec.schedulerName is set to this (empty: left as is).
+  std::string fallbackSchedulerName;
+  std::chrono::milliseconds reservationTtl{30000};
+  std::vector<std::string> excludedNamespaces{"kube-system", "kube-public", "kube-node-lease"};
+  // Placer's own namespace is always excluded too (from POD_NAMESPACE when unset).
+  std::string ownNamespace;
+  // Pods with volumes that need binding (PVC, generic ephemeral) are left to kube-scheduler unless true.
+  bool placePodsWithBoundVolumes = false;
+  std::string webhookListen = "0.0.0.0:8443";
+  std::string extenderListen = "127.0.0.1:8888";
+  std::string tlsCertFile;
+  std::string tlsKeyFile;
+  std::string extenderTlsCertFile;
+  std::string extenderTlsKeyFile;
+  std::string extenderTokenFile;  // bearer token required on a non-loopback extender listener
+  size_t maxRequestBytes = 3 * 1024 * 1024;
+  int workerThreads = 8;
+};
+
+struct PlacerConfiguration {
+  PlacerSettings settings;
+  std::shared_ptr<const Profile> profile;
+};
+
+// Accepts a parsed document (JSON value) of either kind, or null for all defaults.
+Result<PlacerConfiguration> configurationFromJson(const nlohmann::json& document);
+// Parses YAML or JSON text (JSON is YAML's subset; a leading '{' takes the JSON path).
+Result<PlacerConfiguration> parseConfiguration(std::string_view text);
+// Reads and parses a file; errors name the file.
+Result<PlacerConfiguration> loadConfigurationFile(const std::string& path);
+
+}  // namespace placer

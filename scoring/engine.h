@@ -1,0 +1,73 @@
+#pragma once
+// The filter-and-score engine: runs a profile over every node of a view
+// (or a given candidate list), never a sample.
+//
+// Selection: the highest weighted total wins; ties go to the node whose name
+// sorts first (byte-wise). The rule is deterministic so `placer explain`
+// replays any decision.
+//
+// Thread-safety: an Engine is immutable and may be used by many threads at
+// once; each call allocates its own CycleState.
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "scoring/cluster_state.h"
+#include "scoring/framework.h"
+#include "scoring/profile.h"
+
+namespace placer {
+
+enum class Detail : uint8_t {
+  Summary,  // selected node, counts, reason summary
+  Full,     // plus per-node reasons and per-plugin scores (explain, extender)
+};
+
+struct NodeOutcome {
+  const NodeInfo* node = nullptr;
+  Code code = Code::Success;          // Success = feasible
+  std::vector<std::string> reasons;   // for unfeasible nodes
+  std::string_view failedPlugin;
+  std::vector<int64_t> pluginScores;  // normalised, before weight; parallel to Decision::scorePlugins
+  int64_t total = 0;
+};
+
+struct Decision {
+  const NodeInfo* selected = nullptr;  // null: no feasible node
+  int64_t selectedTotal = 0;
+  size_t nodeCount = 0;
+  size_t feasibleCount = 0;
+  // Reason -> how many nodes it rejected, sorted by reason (kube-scheduler's FitError summary).
+  std::vector<std::pair<std::string, int32_t>> reasonCounts;
+  // Set when a PreFilter plugin rejected the pod for every node.
+  std::optional<Status> preFilterRejection;
+  // Detail::Full only.
+  std::vector<std::string_view> scorePlugins;
+  std::vector<NodeOutcome> nodes;
+
+  // "0/5 nodes are available: 3 Insufficient cpu, 2 node(s) had untolerated taint {a: b}."
+  std::string unschedulableMessage() const;
+};
+
+class Engine {
+ public:
+  explicit Engine(std::shared_ptr<const Profile> profile) : profile_(std::move(profile)) {}
+
+  // Every node of the view.
+  Decision place(const Pod& pod, const ClusterView& view, Detail detail = Detail::Summary) const;
+  // Only the given candidates (extender requests); view supplies cluster-wide facts.
+  Decision evaluate(const Pod& pod, const ClusterView& view, std::span<const NodeInfo* const> candidates,
+                    Detail detail) const;
+
+  const Profile& profile() const { return *profile_; }
+
+ private:
+  std::shared_ptr<const Profile> profile_;
+};
+
+}  // namespace placer

@@ -1,0 +1,198 @@
+#pragma once
+// The object model: the parts of v1.Node and v1.Pod that placer's plugins and
+// accounting need, decoded from the JSON the API server serves. Nothing else
+// is kept (no managedFields, no status beyond what is listed).
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "scoring/resources.h"
+#include "scoring/result.h"
+
+namespace placer {
+
+// Sorted by key, unique keys.
+using Labels = std::vector<std::pair<std::string, std::string>>;
+const std::string* findLabel(const Labels& labels, std::string_view key);
+
+enum class TaintEffect : uint8_t { NoSchedule, PreferNoSchedule, NoExecute, All /* empty effect on a toleration */ };
+std::string_view toString(TaintEffect effect);
+
+struct Taint {
+  std::string key;
+  std::string value;
+  TaintEffect effect = TaintEffect::NoSchedule;
+  bool operator==(const Taint&) const = default;
+};
+
+enum class TolerationOperator : uint8_t { Equal, Exists };
+
+struct Toleration {
+  std::string key;  // empty with Exists: tolerates every key
+  TolerationOperator op = TolerationOperator::Equal;
+  std::string value;
+  TaintEffect effect = TaintEffect::All;  // All = empty effect: matches every effect
+  std::optional<int64_t> tolerationSeconds;
+  bool operator==(const Toleration&) const = default;
+};
+
+enum class SelectorOperator : uint8_t { In, NotIn, Exists, DoesNotExist, Gt, Lt };
+
+struct SelectorRequirement {
+  std::string key;
+  SelectorOperator op = SelectorOperator::In;
+  std::vector<std::string> values;
+  bool operator==(const SelectorRequirement&) const = default;
+};
+
+struct NodeSelectorTerm {
+  std::vector<SelectorRequirement> matchExpressions;
+  std::vector<SelectorRequirement> matchFields;  // only key metadata.name is meaningful
+  bool operator==(const NodeSelectorTerm&) const = default;
+};
+
+// v1.NodeSelector: the terms are ORed.
+struct NodeSelector {
+  std::vector<NodeSelectorTerm> terms;
+  bool operator==(const NodeSelector&) const = default;
+};
+
+struct PreferredSchedulingTerm {
+  int32_t weight = 0;
+  NodeSelectorTerm preference;
+  bool operator==(const PreferredSchedulingTerm&) const = default;
+};
+
+struct NodeAffinity {
+  std::optional<NodeSelector> required;  // requiredDuringSchedulingIgnoredDuringExecution
+  std::vector<PreferredSchedulingTerm> preferred;
+  bool operator==(const NodeAffinity&) const = default;
+};
+
+// metav1.LabelSelector (for PodTopologySpread / InterPodAffinity).
+struct LabelSelector {
+  Labels matchLabels;
+  std::vector<SelectorRequirement> matchExpressions;  // In, NotIn, Exists, DoesNotExist
+  bool operator==(const LabelSelector&) const = default;
+};
+
+struct PodAffinityTerm {
+  std::optional<LabelSelector> labelSelector;
+  std::vector<std::string> namespaces;
+  std::optional<LabelSelector> namespaceSelector;
+  std::string topologyKey;
+  bool operator==(const PodAffinityTerm&) const = default;
+};
+
+struct WeightedPodAffinityTerm {
+  int32_t weight = 0;
+  PodAffinityTerm term;
+  bool operator==(const WeightedPodAffinityTerm&) const = default;
+};
+
+struct PodAffinityRules {
+  std::vector<PodAffinityTerm> required;
+  std::vector<WeightedPodAffinityTerm> preferred;
+  bool operator==(const PodAffinityRules&) const = default;
+};
+
+struct TopologySpreadConstraint {
+  int32_t maxSkew = 1;
+  std::string topologyKey;
+  std::string whenUnsatisfiable;  // DoNotSchedule | ScheduleAnyway
+  std::optional<LabelSelector> labelSelector;
+  std::optional<int32_t> minDomains;
+  bool operator==(const TopologySpreadConstraint&) const = default;
+};
+
+// One requested host port: (hostIP, protocol, hostPort). hostIP "" is
+// normalised to "0.0.0.0", protocol "" to "TCP", as upstream does.
+struct HostPort {
+  std::string ip;
+  std::string protocol;
+  int32_t port = 0;
+  bool operator==(const HostPort&) const = default;
+};
+
+struct Container {
+  std::string name;
+  std::string image;
+  Resources requests;  // as written; absent means zero
+  bool hasCpuRequest = false;     // for the non-zero defaults of the scorers
+  bool hasMemoryRequest = false;
+  std::vector<HostPort> hostPorts;  // only ports with hostPort > 0
+  bool restartableInit = false;     // init container with restartPolicy: Always (sidecar)
+};
+
+struct Pod {
+  std::string namespace_;
+  std::string name;
+  std::string generateName;
+  std::string uid;
+  Labels labels;
+  Labels annotations;
+  std::string nodeName;
+  std::string schedulerName;  // "default-scheduler" when absent
+  Labels nodeSelector;
+  std::optional<NodeAffinity> nodeAffinity;
+  std::optional<PodAffinityRules> podAffinity;
+  std::optional<PodAffinityRules> podAntiAffinity;
+  std::vector<TopologySpreadConstraint> topologySpreadConstraints;
+  std::vector<Toleration> tolerations;
+  std::vector<Container> containers;
+  std::vector<Container> initContainers;
+  Resources overhead;
+  int32_t priority = 0;
+  int32_t schedulingGates = 0;     // count of spec.schedulingGates
+  bool hasPvcVolume = false;       // volumes[].persistentVolumeClaim
+  bool hasEphemeralVolume = false; // volumes[].ephemeral (generic ephemeral volume)
+  std::string phase;               // status.phase
+  bool terminating = false;        // metadata.deletionTimestamp set
+  std::string ownerKind;           // kind of the controller ownerReference, if any
+
+  // Derived at decode time, exactly as kube-scheduler computes them
+  // (resourcehelper.PodRequests): sum of containers, max with each init
+  // container plus the sidecars started before it, sidecars added, overhead.
+  Resources requests;
+  // The same with the scorers' non-zero defaults (100m cpu / 200Mi memory) applied
+  // per container where the request is absent; only milliCpu and memory are set.
+  Resources nonZeroRequests;
+  std::vector<HostPort> hostPorts;  // from containers and init containers
+
+  std::string key() const { return namespace_ + "/" + (name.empty() ? generateName : name); }
+  bool isTerminal() const { return phase == "Succeeded" || phase == "Failed"; }
+};
+
+struct NodeImage {
+  std::vector<std::string> names;  // as in status.images[].names, normalised (":latest" added)
+  int64_t sizeBytes = 0;
+};
+
+struct Node {
+  std::string name;
+  std::string uid;
+  std::string resourceVersion;
+  Labels labels;
+  std::vector<Taint> taints;
+  bool unschedulable = false;
+  Resources allocatable;  // status.allocatable (pods -> Resources::pods)
+  std::vector<NodeImage> images;
+};
+
+// Decoding. Errors name the offending field path. Never throws.
+Result<Pod> decodePod(const nlohmann::json& object);
+Result<Node> decodeNode(const nlohmann::json& object);
+
+// Upstream normalizedImageName: adds ":latest" when the name has neither tag nor digest.
+std::string normalizedImageName(std::string_view name);
+
+// Recomputes pod.requests, pod.nonZeroRequests and pod.hostPorts from the containers.
+void computePodRequests(Pod& pod);
+
+}  // namespace placer

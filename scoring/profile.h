@@ -1,0 +1,52 @@
+#pragma once
+// A scheduling profile, configured exactly like one profile of a
+// KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1):
+//   plugins.{multiPoint,preFilter,filter,preScore,score}.{enabled,disabled} ("*" allowed),
+//   weights on score plugins (1..100, default 1 where not given upstream),
+//   pluginConfig[] {name, args} with upstream argument schemas.
+// With no configuration: kube-scheduler's default profile restricted to the
+// plugins placer implements, with upstream weights.
+//
+// Immutable once built; share as std::shared_ptr<const Profile>.
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "scoring/framework.h"
+#include "scoring/registry.h"
+#include "scoring/result.h"
+
+namespace placer {
+
+struct WeightedScorePlugin {
+  const ScorePlugin* plugin;
+  int32_t weight;
+};
+
+class Profile {
+ public:
+  // `profile` is one element of KubeSchedulerConfiguration.profiles (or null for defaults).
+  static Result<std::shared_ptr<const Profile>> fromJson(const nlohmann::json& profile,
+                                                         const PluginRegistry& registry = builtinPlugins());
+  static std::shared_ptr<const Profile> defaults();
+
+  const std::string& schedulerName() const { return schedulerName_; }
+  const std::vector<const PreFilterPlugin*>& preFilterPlugins() const { return preFilter_; }
+  const std::vector<const FilterPlugin*>& filterPlugins() const { return filter_; }
+  const std::vector<const PreScorePlugin*>& preScorePlugins() const { return preScore_; }
+  const std::vector<WeightedScorePlugin>& scorePlugins() const { return score_; }
+
+ private:
+  std::string schedulerName_ = "default-scheduler";
+  std::vector<std::unique_ptr<Plugin>> owned_;
+  std::vector<const PreFilterPlugin*> preFilter_;
+  std::vector<const FilterPlugin*> filter_;
+  std::vector<const PreScorePlugin*> preScore_;
+  std::vector<WeightedScorePlugin> score_;
+};
+
+}  // namespace placer

@@ -1,0 +1,90 @@
+#pragma once
+// A vector of resource amounts, as kube-scheduler's framework.Resource:
+// cpu in millicores, memory and ephemeral-storage in bytes, pods as a count,
+// and "scalar" resources (hugepages-*, extended resources such as
+// example.com/gpu, attachable-volumes-*) by name.
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace placer {
+
+inline constexpr std::string_view kResourceCpu = "cpu";
+inline constexpr std::string_view kResourceMemory = "memory";
+inline constexpr std::string_view kResourceEphemeralStorage = "ephemeral-storage";
+inline constexpr std::string_view kResourcePods = "pods";
+
+// Defaults kube-scheduler's scorers assume for containers that request nothing
+// (pkg/scheduler/util: DefaultMilliCPURequest, DefaultMemoryRequest).
+inline constexpr int64_t kDefaultMilliCpuRequest = 100;
+inline constexpr int64_t kDefaultMemoryRequest = 200LL * 1024 * 1024;
+
+struct Resources {
+  int64_t milliCpu = 0;
+  int64_t memory = 0;
+  int64_t ephemeralStorage = 0;
+  int64_t pods = 0;  // only meaningful for allocatable (AllowedPodNumber)
+  // Sorted by name, unique names.
+  std::vector<std::pair<std::string, int64_t>> scalars;
+
+  int64_t scalar(std::string_view name) const {
+    auto it = std::lower_bound(scalars.begin(), scalars.end(), name,
+                               [](const auto& e, std::string_view n) { return e.first < n; });
+    return (it != scalars.end() && it->first == name) ? it->second : 0;
+  }
+  void setScalar(std::string_view name, int64_t value) {
+    auto it = std::lower_bound(scalars.begin(), scalars.end(), name,
+                               [](const auto& e, std::string_view n) { return e.first < n; });
+    if (it != scalars.end() && it->first == name)
+      it->second = value;
+    else
+      scalars.emplace(it, std::string(name), value);
+  }
+  void addScalar(std::string_view name, int64_t delta) { setScalar(name, scalar(name) + delta); }
+
+  // Any resource by its Kubernetes name ("cpu" answers millicores).
+  int64_t get(std::string_view name) const {
+    if (name == kResourceCpu) return milliCpu;
+    if (name == kResourceMemory) return memory;
+    if (name == kResourceEphemeralStorage) return ephemeralStorage;
+    if (name == kResourcePods) return pods;
+    return scalar(name);
+  }
+
+  void add(const Resources& o) {
+    milliCpu += o.milliCpu;
+    memory += o.memory;
+    ephemeralStorage += o.ephemeralStorage;
+    pods += o.pods;
+    for (const auto& [n, v] : o.scalars) addScalar(n, v);
+  }
+  void subtract(const Resources& o) {
+    milliCpu -= o.milliCpu;
+    memory -= o.memory;
+    ephemeralStorage -= o.ephemeralStorage;
+    pods -= o.pods;
+    for (const auto& [n, v] : o.scalars) addScalar(n, -v);
+  }
+  // Element-wise maximum (init containers).
+  void setMax(const Resources& o) {
+    milliCpu = std::max(milliCpu, o.milliCpu);
+    memory = std::max(memory, o.memory);
+    ephemeralStorage = std::max(ephemeralStorage, o.ephemeralStorage);
+    pods = std::max(pods, o.pods);
+    for (const auto& [n, v] : o.scalars)
+      if (v > scalar(n)) setScalar(n, v);
+  }
+  bool operator==(const Resources&) const = default;
+};
+
+// Names kube-scheduler treats as scalar resources (v1helper.IsScalarResourceName):
+// extended resources, hugepages-*, attachable-volumes-*, prefixed native resources.
+bool isScalarResourceName(std::string_view name);
+bool isExtendedResourceName(std::string_view name);
+bool isHugePageResourceName(std::string_view name);
+
+}  // namespace placer
