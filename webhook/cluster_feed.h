@@ -1,0 +1,60 @@
+#pragma once
+// A source that fills a ClusterState: the live API server (list + watch, see
+// webhook/kube/), a snapshot file (`placer serve --cluster-file`), or the
+// built-in demo cluster (`placer serve --demo`).
+//
+// The server asks synced() before every admission and for /readyz: a decision
+// made on an incomplete view could overcommit a node, so until the view is
+// complete every pod is left to kube-scheduler.
+//
+// Thread-safety: start() and stop() are called from one thread (the serve
+// command), once each, in that order; synced() may be called from any thread at
+// any time, also before start() and after stop(). A feed writes the state it was
+// given only through ClusterState's own (thread-safe) methods.
+
+#include <memory>
+#include <string>
+
+#include "scoring/cluster_state.h"
+#include "scoring/result.h"
+
+namespace placer {
+
+class MetricsRegistry;
+
+class ClusterFeed {
+ public:
+  virtual ~ClusterFeed() = default;
+
+  // Begins filling `state`, which outlives the feed. Returns quickly: a live
+  // feed lists and watches on its own threads. An error means the feed cannot
+  // run at all (bad credentials file, unreadable snapshot).
+  virtual Outcome start(ClusterState& state) = 0;
+  // Stops filling the state and joins the feed's threads. Idempotent.
+  virtual void stop() = 0;
+  // True once the view is complete (for a live feed: the initial lists of nodes
+  // and pods are applied), false again while a watch is being re-established
+  // from scratch if the feed cannot guarantee completeness then.
+  virtual bool synced() const = 0;
+  // One line for logs: "snapshot /path/file.json", "demo", "api https://...".
+  virtual std::string describe() const = 0;
+};
+
+// A snapshot file as DESIGN.md describes ({"nodes": [...], "pods": [...]}),
+// loaded once at start(); synced() once loaded. "pod" and "config" are ignored.
+std::unique_ptr<ClusterFeed> makeSnapshotFeed(std::string path);
+
+// The built-in example cluster of `placer serve --demo` (webhook/demo_cluster.h).
+std::unique_ptr<ClusterFeed> makeDemoFeed();
+
+// ---------------------------------------------------------------------------
+// The live API feed. Implemented by the API client (webhook/kube/); the
+// definition lives in webhook/api_feed_factory.cpp, which until then answers
+// with an error so that `placer serve` without --cluster-file/--demo exits 2.
+struct ApiFeedOptions {
+  std::string kubeconfigPath;     // empty: in-cluster credentials
+  MetricsRegistry* metrics = nullptr;  // may be null; outlives the feed
+};
+Result<std::unique_ptr<ClusterFeed>> makeApiFeed(const ApiFeedOptions& options);
+
+}  // namespace placer
