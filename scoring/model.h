@@ -148,6 +148,14 @@ struct Pod {
   std::vector<Container> containers;
   std::vector<Container> initContainers;
   Resources overhead;
+  // spec.resources.requests (pod-level resources): when set for cpu, memory or
+  // hugepages-*, they replace the containers' aggregate for those resources.
+  struct PodLevelRequests {
+    Resources requests;  // cpu, memory and hugepages-* only
+    bool hasCpu = false;
+    bool hasMemory = false;
+  };
+  std::optional<PodLevelRequests> podLevelRequests;
   int32_t priority = 0;
   int32_t schedulingGates = 0;     // count of spec.schedulingGates
   bool hasPvcVolume = false;       // volumes[].persistentVolumeClaim
