@@ -1,0 +1,270 @@
+#include "webhook/admission.h"
+
+#include <algorithm>
+#include <exception>
+
+#include <nlohmann/json.hpp>
+
+namespace placer {
+namespace {
+
+using nlohmann::json;
+
+constexpr std::string_view kAdmissionV1 = "admission.k8s.io/v1";
+constexpr std::string_view kAdmissionV1beta1 = "admission.k8s.io/v1beta1";
+
+const json* member(const json& object, std::string_view key) {
+  if (!object.is_object()) return nullptr;
+  auto it = object.find(key);
+  return it == object.end() ? nullptr : &*it;
+}
+
+std::string stringMember(const json& object, std::string_view key) {
+  const json* v = member(object, key);
+  return v && v->is_string() ? v->get<std::string>() : std::string();
+}
+
+// The answer's body: allowed:true, with the patch when there is one.
+std::string reviewResponse(std::string_view apiVersion, const std::string& uid, const json* patch) {
+  nlohmann::ordered_json response;
+  response["uid"] = uid;
+  response["allowed"] = true;
+  if (patch != nullptr) {
+    response["patchType"] = "JSONPatch";
+    response["patch"] = base64Encode(patch->dump());
+  }
+  nlohmann::ordered_json review;
+  review["apiVersion"] = apiVersion;
+  review["kind"] = "AdmissionReview";
+  review["response"] = std::move(response);
+  return review.dump();
+}
+
+// Operations adding `annotations` to a pod: one per key when the pod already
+// has an annotations map, else the whole map (a JSONPatch "add" needs the parent).
+void addAnnotations(json& patch, bool podHasAnnotations, const std::vector<std::pair<std::string, std::string>>& annotations) {
+  if (podHasAnnotations) {
+    for (const auto& [k, v] : annotations)
+      patch.push_back({{"op", "add"}, {"path", "/metadata/annotations/" + escapeJsonPointer(k)}, {"value", v}});
+  } else {
+    json map = json::object();
+    for (const auto& [k, v] : annotations) map[k] = v;
+    patch.push_back({{"op", "add"}, {"path", "/metadata/annotations"}, {"value", std::move(map)}});
+  }
+}
+
+bool isExcludedNamespace(const PlacerSettings& settings, std::string_view ns) {
+  if (!settings.ownNamespace.empty() && ns == settings.ownNamespace) return true;
+  return std::find(settings.excludedNamespaces.begin(), settings.excludedNamespaces.end(), ns) !=
+         settings.excludedNamespaces.end();
+}
+
+// Why placer leaves this pod alone, or empty when it places it.
+std::string skipReason(const Pod& pod, const PlacerSettings& settings) {
+  if (!pod.nodeName.empty()) return "spec.nodeName already set";
+  if (std::find(settings.schedulerNames.begin(), settings.schedulerNames.end(), pod.schedulerName) ==
+      settings.schedulerNames.end())
+    return "schedulerName " + pod.schedulerName + " is not served by placer";
+  if (pod.schedulingGates > 0) return "pod has scheduling gates";
+  if ((pod.hasPvcVolume || pod.hasEphemeralVolume) && !settings.placePodsWithBoundVolumes)
+    return "pod has volumes that need binding";
+  if (const std::string* skip = findLabel(pod.labels, kSkipLabel); skip && *skip == "true")
+    return "pod labelled placer.io/skip=true";
+  return {};
+}
+
+}  // namespace
+
+std::string_view toString(AdmissionOutcome outcome) {
+  switch (outcome) {
+    case AdmissionOutcome::Assigned: return "assigned";
+    case AdmissionOutcome::Fallback: return "fallback";
+    case AdmissionOutcome::Skipped: return "skipped";
+    case AdmissionOutcome::Error: return "error";
+    case AdmissionOutcome::BadRequest: return "bad_request";
+  }
+  return "error";
+}
+
+std::string escapeJsonPointer(std::string_view token) {
+  std::string out;
+  out.reserve(token.size() + 4);
+  for (char c : token) {
+    if (c == '~') {
+      out += "~0";
+    } else if (c == '/') {
+      out += "~1";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+std::string base64Encode(std::string_view bytes) {
+  static constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  out.reserve((bytes.size() + 2) / 3 * 4);
+  size_t i = 0;
+  auto byte = [&](size_t k) { return static_cast<uint32_t>(static_cast<unsigned char>(bytes[k])); };
+  for (; i + 3 <= bytes.size(); i += 3) {
+    uint32_t n = (byte(i) << 16) | (byte(i + 1) << 8) | byte(i + 2);
+    out += kAlphabet[(n >> 18) & 63];
+    out += kAlphabet[(n >> 12) & 63];
+    out += kAlphabet[(n >> 6) & 63];
+    out += kAlphabet[n & 63];
+  }
+  size_t rest = bytes.size() - i;
+  if (rest == 1) {
+    uint32_t n = byte(i) << 16;
+    out += kAlphabet[(n >> 18) & 63];
+    out += kAlphabet[(n >> 12) & 63];
+    out += "==";
+  } else if (rest == 2) {
+    uint32_t n = (byte(i) << 16) | (byte(i + 1) << 8);
+    out += kAlphabet[(n >> 18) & 63];
+    out += kAlphabet[(n >> 12) & 63];
+    out += kAlphabet[(n >> 6) & 63];
+    out += '=';
+  }
+  return out;
+}
+
+AdmissionAnswer reviewAdmission(std::string_view body, const AdmissionInput& input) {
+  json review = json::parse(body.begin(), body.end(), nullptr, /*allow_exceptions=*/false);
+  if (review.is_discarded()) {
+    AdmissionAnswer answer;
+    answer.outcome = AdmissionOutcome::BadRequest;
+    answer.httpStatus = 400;
+    answer.reason = "body is not JSON";
+    answer.body = "request body is not JSON; expected an admission.k8s.io/v1 AdmissionReview\n";
+    return answer;
+  }
+  return reviewAdmissionDocument(review, input);
+}
+
+AdmissionAnswer reviewAdmissionDocument(const json& review, const AdmissionInput& input) {
+  AdmissionAnswer answer;
+  auto badRequest = [&](std::string why) {
+    answer.outcome = AdmissionOutcome::BadRequest;
+    answer.httpStatus = 400;
+    answer.reason = why;
+    answer.body = "not an admission.k8s.io/v1 AdmissionReview: " + why + "\n";
+    return answer;
+  };
+  if (!review.is_object()) return badRequest("body is not a JSON object");
+  std::string apiVersion = stringMember(review, "apiVersion");
+  if (stringMember(review, "kind") != "AdmissionReview") return badRequest("kind: expected AdmissionReview");
+  if (apiVersion != kAdmissionV1 && apiVersion != kAdmissionV1beta1)
+    return badRequest("apiVersion: expected admission.k8s.io/v1");
+  const json* request = member(review, "request");
+  if (request == nullptr || !request->is_object()) return badRequest("request: missing");
+  const json* uidValue = member(*request, "uid");
+  if (uidValue == nullptr || !uidValue->is_string() || uidValue->get_ref<const std::string&>().empty())
+    return badRequest("request.uid: missing");
+  answer.uid = uidValue->get<std::string>();
+
+  auto allowUntouched = [&](AdmissionOutcome outcome, std::string why) {
+    answer.outcome = outcome;
+    answer.reason = std::move(why);
+    answer.body = reviewResponse(apiVersion, answer.uid, nullptr);
+    return answer;
+  };
+
+  try {
+    if (const json* dry = member(*request, "dryRun"); dry && dry->is_boolean()) answer.dryRun = dry->get<bool>();
+    std::string ns = stringMember(*request, "namespace");
+    const json* kind = member(*request, "kind");
+    std::string operation = stringMember(*request, "operation");
+    std::string subResource = stringMember(*request, "subResource");
+    answer.pod = ns + "/" + stringMember(*request, "name");
+
+    if (operation != "CREATE") return allowUntouched(AdmissionOutcome::Skipped, "operation " + operation);
+    if (kind == nullptr || stringMember(*kind, "kind") != "Pod" || stringMember(*kind, "group") != "" ||
+        stringMember(*kind, "version") != "v1" || !subResource.empty())
+      return allowUntouched(AdmissionOutcome::Skipped, "not a core/v1 Pod");
+    if (isExcludedNamespace(input.settings, ns))
+      return allowUntouched(AdmissionOutcome::Skipped, "namespace " + ns + " is excluded");
+
+    const json* object = member(*request, "object");
+    if (object == nullptr || !object->is_object())
+      return allowUntouched(AdmissionOutcome::Error, "request.object: missing");
+    Result<Pod> decoded = decodePod(*object);
+    if (!decoded) return allowUntouched(AdmissionOutcome::Error, "request.object." + decoded.error().message);
+    Pod& pod = *decoded;
+    if (pod.namespace_.empty()) pod.namespace_ = ns;
+    answer.pod = pod.key();
+    if (isExcludedNamespace(input.settings, pod.namespace_))
+      return allowUntouched(AdmissionOutcome::Skipped, "namespace " + pod.namespace_ + " is excluded");
+    if (std::string why = skipReason(pod, input.settings); !why.empty())
+      return allowUntouched(AdmissionOutcome::Skipped, std::move(why));
+    if (!input.viewSynced) return allowUntouched(AdmissionOutcome::Error, "cluster view not synced yet");
+
+    std::string unschedulable;
+    bool reserveFailed = false;
+    auto decide = [&](const ClusterView& view) {
+      Decision d = input.engine.place(pod, view);
+      answer.nodeCount = d.nodeCount;
+      answer.feasibleCount = d.feasibleCount;
+      if (d.selected != nullptr) {
+        answer.node = d.selected->name();
+        answer.score = d.selectedTotal;
+      } else {
+        unschedulable = d.unschedulableMessage();
+      }
+    };
+    if (answer.dryRun) {
+      input.state.read([&](const ClusterView& view) { decide(view); });
+    } else {
+      input.state.update([&](MutableClusterView& view) {
+        // A review sent again with the same uid decides again, not twice.
+        if (view.findReservation(answer.uid) != nullptr) view.release(answer.uid);
+        decide(view);
+        if (answer.node.empty()) return;
+        Reservation r;
+        r.id = answer.uid;
+        r.nodeName = answer.node;
+        r.podKey = answer.pod;
+        r.requests = pod.requests;
+        r.nonZeroRequests = pod.nonZeroRequests;
+        r.hostPorts = pod.hostPorts;
+        r.expires = input.now + input.settings.reservationTtl;
+        answer.reserved = view.reserve(std::move(r));
+        reserveFailed = !answer.reserved;
+      });
+    }
+    if (reserveFailed) {
+      answer.node.clear();
+      return allowUntouched(AdmissionOutcome::Error, "reservation refused on the chosen node");
+    }
+
+    const json* metadata = member(*object, "metadata");
+    const json* annotations = metadata ? member(*metadata, "annotations") : nullptr;
+    bool podHasAnnotations = annotations != nullptr && annotations->is_object();
+    json patch = json::array();
+    if (!answer.node.empty()) {
+      patch.push_back({{"op", "add"}, {"path", "/spec/nodeName"}, {"value", answer.node}});
+      addAnnotations(patch, podHasAnnotations,
+                     {{std::string(kAssignedNodeAnnotation), answer.node},
+                      {std::string(kReservationAnnotation), answer.uid},
+                      {std::string(kScoreAnnotation), std::to_string(answer.score)}});
+      answer.outcome = AdmissionOutcome::Assigned;
+    } else {
+      addAnnotations(patch, podHasAnnotations, {{std::string(kUnassignedReasonAnnotation), unschedulable}});
+      if (!input.settings.fallbackSchedulerName.empty())
+        patch.push_back(
+            {{"op", "add"}, {"path", "/spec/schedulerName"}, {"value", input.settings.fallbackSchedulerName}});
+      answer.outcome = AdmissionOutcome::Fallback;
+      answer.reason = unschedulable;
+    }
+    answer.body = reviewResponse(apiVersion, answer.uid, &patch);
+    return answer;
+  } catch (const std::exception& e) {
+    if (answer.reserved) input.state.update([&](MutableClusterView& view) { view.release(answer.uid); });
+    answer.reserved = false;
+    answer.node.clear();
+    return allowUntouched(AdmissionOutcome::Error, std::string("internal error: ") + e.what());
+  }
+}
+
+}  // namespace placer

@@ -1,0 +1,74 @@
+#pragma once
+// The admission decision: an AdmissionReview (admission.k8s.io/v1) in, an
+// AdmissionReview out, as a pure function of (review, engine, cluster state,
+// settings, clock). The HTTP handler around it only decodes and encodes.
+//
+// Never blocks pod creation: every review that is an AdmissionReview at all is
+// answered allowed:true — with a patch writing spec.nodeName when a node was
+// chosen, without one when placer declines, cannot decode the pod, or its view
+// is not complete. Only a body that is not an AdmissionReview gets HTTP 400.
+//
+// Decide and reserve are one step inside ClusterState::update, so concurrent
+// admissions never overcommit a node; the reservation is keyed by the
+// admission request uid (the pod may have neither name nor uid yet).
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "scoring/cluster_state.h"
+#include "scoring/config.h"
+#include "scoring/engine.h"
+
+namespace placer {
+
+inline constexpr std::string_view kAssignedNodeAnnotation = "placer.io/assigned-node";
+inline constexpr std::string_view kScoreAnnotation = "placer.io/score";
+inline constexpr std::string_view kUnassignedReasonAnnotation = "placer.io/unassigned-reason";
+inline constexpr std::string_view kSkipLabel = "placer.io/skip";
+
+enum class AdmissionOutcome : uint8_t {
+  Assigned,  // patch writes spec.nodeName (and a reservation was made unless dry-run)
+  Fallback,  // no feasible node: left to kube-scheduler (or the fallback scheduler)
+  Skipped,   // not placer's to place (other operation, nodeName set, excluded namespace, ...)
+  Error,     // undecodable pod, cold cache, internal failure: allowed without patch
+  BadRequest // not an AdmissionReview at all: HTTP 400
+};
+std::string_view toString(AdmissionOutcome outcome);
+
+struct AdmissionInput {
+  const Engine& engine;
+  ClusterState& state;
+  const PlacerSettings& settings;
+  std::chrono::steady_clock::time_point now;  // reservation expiry is now + settings.reservationTtl
+  bool viewSynced = true;                     // false: cold cache, nothing is placed
+};
+
+struct AdmissionAnswer {
+  AdmissionOutcome outcome = AdmissionOutcome::Error;
+  int httpStatus = 200;
+  std::string body;         // the AdmissionReview response, or the 400 message
+  std::string reason;       // why skipped / error / fallback, for logs and metrics
+  std::string pod;          // "namespace/name" (generateName when no name)
+  std::string uid;          // request.uid
+  std::string node;         // chosen node, if any
+  int64_t score = 0;
+  size_t feasibleCount = 0;
+  size_t nodeCount = 0;
+  bool dryRun = false;
+  bool reserved = false;
+};
+
+// `body` is the raw request body.
+AdmissionAnswer reviewAdmission(std::string_view body, const AdmissionInput& input);
+// The same from an already parsed document.
+AdmissionAnswer reviewAdmissionDocument(const nlohmann::json& review, const AdmissionInput& input);
+
+// JSON-pointer escaping of one reference token (RFC 6901): "~" -> "~0", "/" -> "~1".
+std::string escapeJsonPointer(std::string_view token);
+std::string base64Encode(std::string_view bytes);
+
+}  // namespace placer

@@ -1,0 +1,141 @@
+#include "webhook/webhook_routes.h"
+
+#include <nlohmann/json.hpp>
+
+#include "webhook/admission.h"
+#include "webhook/log.h"
+
+namespace placer {
+namespace {
+
+struct AdmissionMetrics {
+  Counter* outcomes[4];  // Assigned, Fallback, Skipped, Error
+  Counter* badRequests;
+  Histogram* latency;
+
+  explicit AdmissionMetrics(MetricsRegistry& m) {
+    const char* help = "Admission reviews answered, by outcome.";
+    for (AdmissionOutcome o : {AdmissionOutcome::Assigned, AdmissionOutcome::Fallback, AdmissionOutcome::Skipped,
+                               AdmissionOutcome::Error})
+      outcomes[int(o)] = &m.counter("placer_admissions_total", help, {{"outcome", std::string(toString(o))}});
+    badRequests = &m.counter("placer_admission_bad_requests_total",
+                             "Requests to /mutate that were not an AdmissionReview (HTTP 400).");
+    latency = &m.histogram("placer_admission_duration_seconds",
+                           "Time to answer an AdmissionReview: decode, decide, reserve, encode.", latencyBuckets());
+  }
+};
+
+struct MutateRoute {
+  WebhookContext context;
+  AdmissionMetrics metrics;
+
+  HttpResponse operator()(const HttpRequest& request) const {
+    auto started = std::chrono::steady_clock::now();
+    AdmissionInput input{*context.engine, *context.state, context.settings, context.clock(),
+                         context.feed == nullptr || context.feed->synced()};
+    AdmissionAnswer answer = reviewAdmission(request.body, input);
+    double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    if (answer.outcome == AdmissionOutcome::BadRequest) {
+      metrics.badRequests->inc();
+      logEvent(LogLevel::Warning, "bad admission request", {{"error", answer.reason}});
+      return HttpResponse::text(answer.httpStatus, std::move(answer.body));
+    }
+    metrics.outcomes[int(answer.outcome)]->inc();
+    metrics.latency->observe(seconds);
+
+    nlohmann::json fields = {{"uid", answer.uid},
+                             {"pod", answer.pod},
+                             {"outcome", toString(answer.outcome)},
+                             {"durationUs", int64_t(seconds * 1e6)}};
+    if (!answer.node.empty()) {
+      fields["node"] = answer.node;
+      fields["score"] = answer.score;
+    }
+    if (answer.nodeCount > 0) {
+      fields["feasible"] = answer.feasibleCount;
+      fields["nodes"] = answer.nodeCount;
+    }
+    if (!answer.reason.empty()) fields["reason"] = answer.reason;
+    if (answer.dryRun) fields["dryRun"] = true;
+    logEvent(answer.outcome == AdmissionOutcome::Error ? LogLevel::Warning : LogLevel::Info, "admission", fields);
+    return HttpResponse::json(200, std::move(answer.body));
+  }
+};
+
+}  // namespace
+
+std::vector<Route> webhookRoutes(const WebhookContext& context) {
+  MetricsRegistry& m = *context.metrics;
+  Gauge& nodes = m.gauge("placer_nodes_in_view", "Nodes in placer's view of the cluster.");
+  Gauge& pods = m.gauge("placer_pods_in_view", "Bound pods counted in placer's view of the cluster.");
+  Gauge& reservations = m.gauge("placer_reservations_active", "Reservations waiting for their pod to appear.");
+  Gauge& synced = m.gauge("placer_view_synced", "1 when the cluster view is complete, else 0.");
+  ClusterState* state = context.state;
+  const ClusterFeed* feed = context.feed;
+  m.addCollector([=, &nodes, &pods, &reservations, &synced] {
+    state->update([&](MutableClusterView& view) {
+      nodes.set(double(view.nodes().size()));
+      pods.set(double(view.podCount()));
+      reservations.set(double(view.reservationCount()));
+    });
+    synced.set(feed == nullptr || feed->synced() ? 1 : 0);
+  });
+
+  auto mutate = std::make_shared<MutateRoute>(MutateRoute{context, AdmissionMetrics(m)});
+  MetricsRegistry* metrics = context.metrics;
+  return {
+      Route{"POST", "/mutate", [mutate](const HttpRequest& r) { return (*mutate)(r); }},
+      Route{"GET", "/healthz", [](const HttpRequest&) { return HttpResponse::text(200, "ok\n"); }},
+      Route{"GET", "/readyz",
+            [feed](const HttpRequest&) {
+              if (feed == nullptr || feed->synced()) return HttpResponse::text(200, "ok\n");
+              return HttpResponse::text(503, "cluster view not synced yet\n");
+            }},
+      Route{"GET", "/metrics",
+            [metrics](const HttpRequest&) {
+              return HttpResponse{200, std::string(kPrometheusContentType), metrics->render(), {}};
+            }},
+  };
+}
+
+ReservationSweeper::ReservationSweeper(ClusterState& state, MetricsRegistry& metrics, SteadyClock clock)
+    : state_(state),
+      expired_(metrics.counter("placer_reservations_expired_total",
+                               "Reservations released because their pod did not appear in time.")),
+      clock_(std::move(clock)) {}
+
+ReservationSweeper::~ReservationSweeper() { stop(); }
+
+size_t ReservationSweeper::sweep() {
+  auto now = clock_();
+  size_t n = state_.update([&](MutableClusterView& view) { return view.expireReservations(now); });
+  if (n > 0) {
+    expired_.inc(n);
+    logEvent(LogLevel::Info, "reservations expired", {{"count", n}});
+  }
+  return n;
+}
+
+void ReservationSweeper::start(std::chrono::milliseconds interval) {
+  if (thread_.joinable()) return;
+  stopping_ = false;
+  thread_ = std::thread([this, interval] {
+    std::unique_lock lock(mutex_);
+    while (!wake_.wait_for(lock, interval, [this] { return stopping_; })) {
+      lock.unlock();
+      sweep();
+      lock.lock();
+    }
+  });
+}
+
+void ReservationSweeper::stop() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+}  // namespace placer

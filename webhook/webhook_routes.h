@@ -1,0 +1,63 @@
+#pragma once
+// The webhook listener's routes — POST /mutate, GET /healthz, GET /readyz,
+// GET /metrics — and the timer that expires reservations whose pod never
+// appeared. Metrics and the one-line-per-decision log live here; the decision
+// itself is reviewAdmission() (webhook/admission.h).
+//
+// Thread-safety: the handlers returned by routes() run concurrently on the
+// listener's workers. ReservationSweeper's start()/stop() belong to one thread.
+
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "scoring/cluster_state.h"
+#include "scoring/config.h"
+#include "scoring/engine.h"
+#include "webhook/cluster_feed.h"
+#include "webhook/http_server.h"
+#include "webhook/metrics.h"
+
+namespace placer {
+
+using SteadyClock = std::function<std::chrono::steady_clock::time_point()>;
+
+struct WebhookContext {
+  std::shared_ptr<const Engine> engine;
+  ClusterState* state = nullptr;      // outlives the routes
+  PlacerSettings settings;
+  const ClusterFeed* feed = nullptr;  // null: the view counts as synced
+  MetricsRegistry* metrics = nullptr; // outlives the routes
+  SteadyClock clock = [] { return std::chrono::steady_clock::now(); };
+};
+
+// Registers the view gauges (nodes, pods, reservations, synced) as a collector
+// on the context's registry and returns the route table.
+std::vector<Route> webhookRoutes(const WebhookContext& context);
+
+// Calls MutableClusterView::expireReservations every `interval` and counts
+// what expired in placer_reservations_expired_total.
+class ReservationSweeper {
+ public:
+  ReservationSweeper(ClusterState& state, MetricsRegistry& metrics, SteadyClock clock);
+  ~ReservationSweeper();
+  void start(std::chrono::milliseconds interval);
+  void stop();
+  // One sweep now; returns how many reservations expired.
+  size_t sweep();
+
+ private:
+  ClusterState& state_;
+  Counter& expired_;
+  SteadyClock clock_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  bool stopping_ = false;
+  std::thread thread_;
+};
+
+}  // namespace placer
