@@ -1,0 +1,328 @@
+#include "webhook/kube/api_client.h"
+
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <istream>
+
+#include <openssl/err.h>
+#include <openssl/pem.h>
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
+#include <openssl/x509v3.h>
+
+#include <Poco/Exception.h>
+#include <Poco/Net/HTTPClientSession.h>
+#include <Poco/Net/HTTPRequest.h>
+#include <Poco/Net/HTTPResponse.h>
+#include <Poco/Net/HTTPSClientSession.h>
+#include <Poco/Net/IPAddress.h>
+#include <Poco/Net/NetException.h>
+#include <Poco/Net/SSLManager.h>
+
+namespace placer::kube {
+namespace {
+
+constexpr size_t kMaxErrorBody = 64 * 1024;
+
+std::string opensslError() {
+  unsigned long code = ERR_get_error();
+  ERR_clear_error();
+  if (code == 0) return "unknown OpenSSL error";
+  char buf[256];
+  ERR_error_string_n(code, buf, sizeof buf);
+  return buf;
+}
+
+// Adds every certificate of a PEM bundle to the context's trust store.
+Outcome addCaBundle(SSL_CTX* ctx, const std::string& pem) {
+  BIO* bio = BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size()));
+  X509_STORE* store = SSL_CTX_get_cert_store(ctx);
+  int added = 0;
+  while (X509* cert = PEM_read_bio_X509(bio, nullptr, nullptr, nullptr)) {
+    X509_STORE_add_cert(store, cert);
+    X509_free(cert);
+    ++added;
+  }
+  ERR_clear_error();  // the loop ends with a "no start line" error
+  BIO_free(bio);
+  if (added == 0) return Error{"certificate authority: no PEM certificate found"};
+  return {};
+}
+
+Outcome useClientCertificate(SSL_CTX* ctx, const std::string& certPem, const std::string& keyPem) {
+  BIO* certBio = BIO_new_mem_buf(certPem.data(), static_cast<int>(certPem.size()));
+  X509* cert = PEM_read_bio_X509(certBio, nullptr, nullptr, nullptr);
+  Outcome result;
+  if (!cert) {
+    result = Error{"client certificate: not a PEM certificate (" + opensslError() + ")"};
+  } else if (SSL_CTX_use_certificate(ctx, cert) != 1) {
+    result = Error{"client certificate: " + opensslError()};
+  } else {
+    // The rest of the file is the chain.
+    while (X509* extra = PEM_read_bio_X509(certBio, nullptr, nullptr, nullptr))
+      if (SSL_CTX_add_extra_chain_cert(ctx, extra) != 1) X509_free(extra);
+    ERR_clear_error();
+  }
+  if (cert) X509_free(cert);
+  BIO_free(certBio);
+  if (!result) return result;
+
+  BIO* keyBio = BIO_new_mem_buf(keyPem.data(), static_cast<int>(keyPem.size()));
+  EVP_PKEY* key = PEM_read_bio_PrivateKey(keyBio, nullptr, nullptr, nullptr);
+  if (!key) {
+    result = Error{"client key: not a PEM private key (" + opensslError() + ")"};
+  } else if (SSL_CTX_use_PrivateKey(ctx, key) != 1 || SSL_CTX_check_private_key(ctx) != 1) {
+    result = Error{"client key: does not match the client certificate (" + opensslError() + ")"};
+  }
+  if (key) EVP_PKEY_free(key);
+  BIO_free(keyBio);
+  return result;
+}
+
+struct ParsedServer {
+  std::string scheme, host, pathPrefix;
+  uint16_t port = 0;
+};
+
+Result<ParsedServer> parseServer(const std::string& server) {
+  ParsedServer out;
+  size_t schemeEnd = server.find("://");
+  if (schemeEnd == std::string::npos) return Error{"server " + server + ": no scheme"};
+  out.scheme = server.substr(0, schemeEnd);
+  if (out.scheme != "https" && out.scheme != "http") return Error{"server " + server + ": scheme must be https or http"};
+  std::string rest = server.substr(schemeEnd + 3);
+  size_t slash = rest.find('/');
+  std::string authority = rest.substr(0, slash);
+  if (slash != std::string::npos) out.pathPrefix = rest.substr(slash);
+  while (!out.pathPrefix.empty() && out.pathPrefix.back() == '/') out.pathPrefix.pop_back();
+  std::string portText;
+  if (!authority.empty() && authority.front() == '[') {
+    size_t close = authority.find(']');
+    if (close == std::string::npos) return Error{"server " + server + ": bad IPv6 address"};
+    out.host = authority.substr(1, close - 1);
+    if (close + 1 < authority.size() && authority[close + 1] == ':') portText = authority.substr(close + 2);
+  } else {
+    size_t colon = authority.rfind(':');
+    out.host = authority.substr(0, colon);
+    if (colon != std::string::npos) portText = authority.substr(colon + 1);
+  }
+  if (out.host.empty()) return Error{"server " + server + ": no host"};
+  out.port = out.scheme == "https" ? 443 : 80;
+  if (!portText.empty()) {
+    char* end = nullptr;
+    long port = std::strtol(portText.c_str(), &end, 10);
+    if (*end != '\0' || port <= 0 || port > 65535) return Error{"server " + server + ": bad port"};
+    out.port = static_cast<uint16_t>(port);
+  }
+  return out;
+}
+
+std::string trimmed(std::string s) {
+  while (!s.empty() && (s.back() == '\n' || s.back() == '\r' || s.back() == ' ' || s.back() == '\t')) s.pop_back();
+  size_t start = 0;
+  while (start < s.size() && (s[start] == ' ' || s[start] == '\t')) ++start;
+  return s.substr(start);
+}
+
+}  // namespace
+
+std::string urlEncode(std::string_view value) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string out;
+  for (unsigned char c : value) {
+    if (isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
+      out.push_back(static_cast<char>(c));
+    } else {
+      out.push_back('%');
+      out.push_back(kHex[c >> 4]);
+      out.push_back(kHex[c & 15]);
+    }
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------
+
+BearerToken::BearerToken(std::string fixed, std::string file, std::chrono::milliseconds refreshInterval)
+    : token_(std::move(fixed)), file_(std::move(file)), refresh_(refreshInterval) {}
+
+std::string BearerToken::current() {
+  std::lock_guard lock(mutex_);
+  if (!file_.empty()) {
+    auto now = std::chrono::steady_clock::now();
+    if (stale_ || now - readAt_ >= refresh_) {
+      // A failed read keeps the last good token: the file is replaced atomically
+      // by the kubelet, but a test or an operator may briefly remove it.
+      if (auto text = readFileText(file_); text) token_ = trimmed(std::move(*text));
+      readAt_ = now;
+      stale_ = false;
+    }
+  }
+  return token_;
+}
+
+void BearerToken::invalidate() {
+  std::lock_guard lock(mutex_);
+  stale_ = true;
+}
+
+// ---------------------------------------------------------------------------
+
+ApiClient::ApiClient(const KubeConfig& config, ApiClientOptions options)
+    : server_(config.server), options_(std::move(options)),
+      token_(config.token, config.tokenFile, options_.tokenRefresh) {}
+
+ApiClient::~ApiClient() = default;
+
+Result<std::unique_ptr<ApiClient>> ApiClient::create(const KubeConfig& config, ApiClientOptions options) {
+  auto parsed = parseServer(config.server);
+  if (!parsed) return parsed.error();
+  std::unique_ptr<ApiClient> client(new ApiClient(config, std::move(options)));
+  client->scheme_ = parsed->scheme;
+  client->host_ = parsed->host;
+  client->port_ = parsed->port;
+  client->pathPrefix_ = parsed->pathPrefix;
+  if (client->scheme_ == "http") return client;
+
+  static std::once_flag sslInit;
+  std::call_once(sslInit, [] { Poco::Net::initializeSSL(); });
+  try {
+    using Poco::Net::Context;
+    Context::Params params;
+    params.verificationMode = config.insecureSkipTlsVerify ? Context::VERIFY_NONE : Context::VERIFY_RELAXED;
+    params.loadDefaultCAs = config.caPem.empty() && !config.insecureSkipTlsVerify;
+    params.cipherList = "DEFAULT";
+    Context::Ptr context = new Context(Context::TLS_CLIENT_USE, params);
+    // Verification is OpenSSL's own (chain + host name or IP address), not
+    // Poco's: Poco matches only DNS names and skips the check for localhost.
+    context->enableExtendedCertificateVerification(false);
+    SSL_CTX* ctx = context->sslContext();
+    if (config.insecureSkipTlsVerify) {
+      SSL_CTX_set_verify(ctx, SSL_VERIFY_NONE, nullptr);
+    } else {
+      SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, nullptr);
+      if (!config.caPem.empty()) {
+        if (Outcome ca = addCaBundle(ctx, config.caPem); !ca) return ca.error();
+      }
+      X509_VERIFY_PARAM* param = SSL_CTX_get0_param(ctx);
+      const std::string& name = config.tlsServerName.empty() ? client->host_ : config.tlsServerName;
+      Poco::Net::IPAddress address;
+      bool isIp = Poco::Net::IPAddress::tryParse(name, address);
+      int ok = isIp ? X509_VERIFY_PARAM_set1_ip_asc(param, name.c_str())
+                    : X509_VERIFY_PARAM_set1_host(param, name.c_str(), name.size());
+      if (ok != 1) return Error{"server name " + name + ": " + opensslError()};
+    }
+    if (!config.clientCertPem.empty()) {
+      if (Outcome cert = useClientCertificate(ctx, config.clientCertPem, config.clientKeyPem); !cert)
+        return cert.error();
+    }
+    client->context_ = context;
+  } catch (const Poco::Exception& e) {
+    return Error{"TLS setup: " + e.displayText()};
+  }
+  return client;
+}
+
+// ---------------------------------------------------------------------------
+
+Connection::Connection(ApiClient& client) : client_(client) {}
+Connection::~Connection() = default;
+
+void Connection::abort() {
+  aborted_ = true;
+  std::lock_guard lock(mutex_);
+  if (session_) {
+    // shutdown(2), not close: the reading thread still owns the descriptor and
+    // the TLS state; its blocked read returns and it cleans up itself.
+    try {
+      auto fd = session_->socket().impl()->sockfd();
+      if (fd != POCO_INVALID_SOCKET) ::shutdown(fd, SHUT_RDWR);
+    } catch (...) {
+    }
+  }
+}
+
+void Connection::reset() {
+  std::lock_guard lock(mutex_);
+  session_.reset();
+  used_ = false;
+}
+
+Result<ApiResponse> Connection::get(const std::string& target, const BodySink& onBody,
+                                    std::chrono::milliseconds receiveTimeout) {
+  bool sent = false;
+  bool reused = used_;
+  auto result = attempt(target, onBody, receiveTimeout, sent);
+  // A keep-alive connection the server closed meanwhile fails before any
+  // answer: GET is idempotent, so try once more on a fresh connection.
+  if (!result && reused && !sent && !aborted_) result = attempt(target, onBody, receiveTimeout, sent);
+  return result;
+}
+
+Result<ApiResponse> Connection::attempt(const std::string& target, const BodySink& onBody,
+                                        std::chrono::milliseconds receiveTimeout, bool& sent) {
+  sent = false;
+  const std::string url = client_.server_ + target;
+  if (aborted_) return Error{"GET " + url + ": aborted"};
+  try {
+    {
+      std::lock_guard lock(mutex_);
+      if (!session_) {
+        if (client_.context_)
+          session_ = std::make_unique<Poco::Net::HTTPSClientSession>(client_.host_, client_.port_, client_.context_);
+        else
+          session_ = std::make_unique<Poco::Net::HTTPClientSession>(client_.host_, client_.port_);
+        session_->setKeepAlive(true);
+        used_ = false;
+      }
+      auto toSpan = [](std::chrono::milliseconds ms) { return Poco::Timespan(ms.count() * 1000); };
+      session_->setTimeout(toSpan(client_.options_.connectTimeout), toSpan(std::chrono::seconds(30)),
+                           toSpan(receiveTimeout));
+    }
+    Poco::Net::HTTPRequest request(Poco::Net::HTTPRequest::HTTP_GET, client_.pathPrefix_ + target,
+                                   Poco::Net::HTTPMessage::HTTP_1_1);
+    request.setKeepAlive(true);
+    request.set("Accept", "application/json");
+    request.set("User-Agent", client_.options_.userAgent);
+    if (std::string token = client_.token_.current(); !token.empty()) request.set("Authorization", "Bearer " + token);
+    session_->sendRequest(request);
+    if (aborted_) throw Poco::Net::NetException("aborted");
+
+    Poco::Net::HTTPResponse response;
+    std::istream& body = session_->receiveResponse(response);
+    sent = true;
+    used_ = true;
+    ApiResponse out;
+    out.status = static_cast<int>(response.getStatus());
+    out.retryAfter = response.get("Retry-After", "");
+
+    char buf[64 * 1024];
+    while (true) {
+      if (body.peek() == std::char_traits<char>::eof()) break;
+      std::streamsize available = std::max<std::streamsize>(1, body.rdbuf()->in_avail());
+      body.read(buf, std::min<std::streamsize>(available, sizeof buf));
+      std::streamsize n = body.gcount();
+      if (n <= 0) break;
+      if (out.status == 200) {
+        if (Outcome r = onBody(std::string_view(buf, static_cast<size_t>(n))); !r) {
+          reset();  // the rest of the body is unread: this connection cannot be reused
+          return r.error();
+        }
+      } else if (out.body.size() < kMaxErrorBody) {
+        out.body.append(buf, static_cast<size_t>(std::min<size_t>(n, kMaxErrorBody - out.body.size())));
+      }
+    }
+    if (body.bad() || aborted_) throw Poco::Net::NetException(aborted_ ? "aborted" : "connection lost mid-body");
+    if (!response.getKeepAlive()) reset();
+    return out;
+  } catch (const Poco::Exception& e) {
+    reset();
+    return Error{"GET " + url + ": " + e.displayText()};
+  } catch (const std::exception& e) {
+    reset();
+    return Error{"GET " + url + ": " + e.what()};
+  }
+}
+
+}  // namespace placer::kube

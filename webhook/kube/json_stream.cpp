@@ -1,0 +1,388 @@
+#include "webhook/kube/json_stream.h"
+
+#include <cstdlib>
+#include <cstring>
+
+namespace placer::kube {
+namespace {
+
+bool isSpace(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
+bool endsScalar(char c) { return isSpace(c) || c == ',' || c == '}' || c == ']' || c == ':'; }
+
+// Spellings of the filters (see FieldFilter::parse). What the model decodes and
+// nothing else: annotations only placer's own, containers without env, probes,
+// command or mounts, status only the phase.
+constexpr std::string_view kContainerFields = "{name,image,resources,ports,restartPolicy}";
+std::string podFields() {
+  return std::string(
+             "apiVersion,kind,"
+             "metadata{name,namespace,uid,generateName,resourceVersion,labels,deletionTimestamp,"
+             "annotations{placer.io/reservation,placer.io/assigned-node,placer.io/score},"
+             "ownerReferences{apiVersion,kind,name,uid,controller}},"
+             "spec{nodeName,schedulerName,nodeSelector,affinity,tolerations,topologySpreadConstraints,"
+             "priority,schedulingGates,overhead,resources,volumes{name,persistentVolumeClaim,ephemeral},containers") +
+         std::string(kContainerFields) + ",initContainers" + std::string(kContainerFields) + "},status{phase}";
+}
+constexpr std::string_view kNodeFields =
+    "apiVersion,kind,metadata{name,uid,resourceVersion,labels},spec{taints,unschedulable},"
+    "status{allocatable,capacity,images}";
+// A Status object (ERROR events) adds code, reason and message; "status" is a scalar there.
+constexpr std::string_view kStatusFields = ",code,reason,message";
+
+class FilteredParser {
+ public:
+  explicit FilteredParser(std::string_view bytes) : b_(bytes) {}
+
+  Result<nlohmann::json> run(const FieldFilter& filter) {
+    nlohmann::json out;
+    skipWs();
+    if (!value(filter, out)) return error();
+    skipWs();
+    if (pos_ != b_.size()) return fail("unexpected data after the value"), error();
+    return out;
+  }
+
+ private:
+  Error error() const { return Error{"invalid JSON at offset " + std::to_string(errorAt_) + ": " + message_}; }
+  bool fail(const char* message) {
+    if (message_.empty()) {
+      message_ = message;
+      errorAt_ = pos_;
+    }
+    return false;
+  }
+  void skipWs() {
+    while (pos_ < b_.size() && isSpace(b_[pos_])) ++pos_;
+  }
+  // pos_ at the opening quote; leaves pos_ after the closing quote.
+  bool skipString() {
+    ++pos_;
+    while (true) {
+      const char* start = b_.data() + pos_;
+      size_t left = b_.size() - pos_;
+      // Fast path: find the next quote, then check it is not escaped.
+      const void* q = std::memchr(start, '"', left);
+      if (!q) return pos_ = b_.size(), fail("unterminated string");
+      size_t quote = static_cast<const char*>(q) - b_.data();
+      size_t backslashes = 0;
+      while (quote - backslashes > pos_ && b_[quote - 1 - backslashes] == '\\') ++backslashes;
+      pos_ = quote + 1;
+      if (backslashes % 2 == 0) return true;
+    }
+  }
+  // Steps over one value of any kind without building it.
+  bool skipValue() {
+    if (pos_ >= b_.size()) return fail("unexpected end");
+    char c = b_[pos_];
+    if (c == '"') return skipString();
+    if (c == '{' || c == '[') {
+      int depth = 0;
+      while (pos_ < b_.size()) {
+        char d = b_[pos_];
+        if (d == '"') {
+          if (!skipString()) return false;
+          continue;
+        }
+        if (d == '{' || d == '[') {
+          ++depth;
+        } else if (d == '}' || d == ']') {
+          if (--depth == 0) {
+            ++pos_;
+            return true;
+          }
+        }
+        ++pos_;
+      }
+      return fail("unterminated object or array");
+    }
+    size_t start = pos_;
+    while (pos_ < b_.size() && !endsScalar(b_[pos_])) ++pos_;
+    if (pos_ == start) return fail("expected a value");
+    return true;
+  }
+  // Parses the value at pos_ completely with nlohmann (kept parts are small).
+  bool parseWhole(nlohmann::json& out) {
+    size_t start = pos_;
+    if (!skipValue()) return false;
+    out = nlohmann::json::parse(b_.begin() + start, b_.begin() + pos_, nullptr, /*allow_exceptions=*/false);
+    if (out.is_discarded()) {
+      pos_ = start;
+      return fail("malformed value");
+    }
+    return true;
+  }
+  bool key(std::string& out) {
+    if (pos_ >= b_.size() || b_[pos_] != '"') return fail("expected a key");
+    size_t start = pos_;
+    if (!skipString()) return false;
+    std::string_view raw = b_.substr(start + 1, pos_ - start - 2);
+    if (raw.find('\\') == std::string_view::npos) {
+      out.assign(raw);
+      return true;
+    }
+    auto decoded = nlohmann::json::parse(b_.begin() + start, b_.begin() + pos_, nullptr, false);
+    if (!decoded.is_string()) return pos_ = start, fail("malformed key");
+    out = decoded.get<std::string>();
+    return true;
+  }
+  bool value(const FieldFilter& filter, nlohmann::json& out) {
+    if (pos_ >= b_.size()) return fail("unexpected end");
+    char c = b_[pos_];
+    if (filter.keepsAll() || (c != '{' && c != '[')) return parseWhole(out);
+    ++pos_;
+    skipWs();
+    if (c == '[') {
+      out = nlohmann::json::array();
+      if (pos_ < b_.size() && b_[pos_] == ']') return ++pos_, true;
+      while (true) {
+        skipWs();
+        nlohmann::json element;
+        if (!value(filter, element)) return false;
+        out.push_back(std::move(element));
+        skipWs();
+        if (pos_ >= b_.size()) return fail("unterminated array");
+        if (b_[pos_] == ']') return ++pos_, true;
+        if (b_[pos_] != ',') return fail("expected ',' or ']'");
+        ++pos_;
+      }
+    }
+    out = nlohmann::json::object();
+    if (pos_ < b_.size() && b_[pos_] == '}') return ++pos_, true;
+    std::string name;
+    while (true) {
+      skipWs();
+      if (!key(name)) return false;
+      skipWs();
+      if (pos_ >= b_.size() || b_[pos_] != ':') return fail("expected ':'");
+      ++pos_;
+      skipWs();
+      if (const FieldFilter* child = filter.child(name)) {
+        nlohmann::json element;
+        if (!value(*child, element)) return false;
+        out[name] = std::move(element);
+      } else if (!skipValue()) {
+        return false;
+      }
+      skipWs();
+      if (pos_ >= b_.size()) return fail("unterminated object");
+      if (b_[pos_] == '}') return ++pos_, true;
+      if (b_[pos_] != ',') return fail("expected ',' or '}'");
+      ++pos_;
+    }
+  }
+
+  std::string_view b_;
+  size_t pos_ = 0;
+  std::string message_;
+  size_t errorAt_ = 0;
+};
+
+}  // namespace
+
+FieldFilter FieldFilter::parse(std::string_view spec) {
+  struct Parser {
+    std::string_view s;
+    size_t pos = 0;
+    void list(std::vector<std::pair<std::string, FieldFilter>>& out) {
+      while (pos < s.size() && s[pos] != '}') {
+        size_t start = pos;
+        while (pos < s.size() && s[pos] != ',' && s[pos] != '{' && s[pos] != '}') ++pos;
+        if (pos == start) std::abort();  // empty key: a malformed filter is a programming error
+        FieldFilter child;
+        std::string name(s.substr(start, pos - start));
+        if (pos < s.size() && s[pos] == '{') {
+          ++pos;
+          list(child.children_);
+          if (pos >= s.size() || s[pos] != '}') std::abort();
+          ++pos;
+        }
+        out.emplace_back(std::move(name), std::move(child));
+        if (pos < s.size() && s[pos] == ',') ++pos;
+      }
+    }
+  };
+  FieldFilter root;
+  Parser p{spec};
+  p.list(root.children_);
+  if (p.pos != spec.size()) std::abort();
+  return root;
+}
+
+const FieldFilter* FieldFilter::child(std::string_view key) const {
+  for (const auto& [name, filter] : children_)
+    if (name == key) return &filter;
+  return nullptr;
+}
+
+const FieldFilter& podFilter() {
+  static const FieldFilter filter = FieldFilter::parse(podFields());
+  return filter;
+}
+const FieldFilter& nodeFilter() {
+  static const FieldFilter filter = FieldFilter::parse(kNodeFields);
+  return filter;
+}
+const FieldFilter& podEventFilter() {
+  static const FieldFilter filter =
+      FieldFilter::parse("type,object{" + podFields() + std::string(kStatusFields) + "}");
+  return filter;
+}
+const FieldFilter& nodeEventFilter() {
+  static const FieldFilter filter =
+      FieldFilter::parse("type,object{" + std::string(kNodeFields) + std::string(kStatusFields) + "}");
+  return filter;
+}
+
+Result<nlohmann::json> parseFiltered(std::string_view bytes, const FieldFilter& filter) {
+  return FilteredParser(bytes).run(filter);
+}
+
+// ---------------------------------------------------------------------------
+
+JsonStreamScanner::JsonStreamScanner(Mode mode, Sink onValue, Sink onMetadata)
+    : mode_(mode), onValue_(std::move(onValue)), onMetadata_(std::move(onMetadata)) {}
+
+Outcome JsonStreamScanner::fail(std::string message, uint64_t at) {
+  if (!failed_) {
+    failed_ = true;
+    error_ = "offset " + std::to_string(at) + ": " + std::move(message);
+  }
+  return Error{error_};
+}
+
+Outcome JsonStreamScanner::emit(const Sink& sink, uint64_t at) {
+  capturing_ = false;
+  Outcome result = sink ? sink(capture_) : Outcome();
+  capture_.clear();
+  if (!result) return fail(result.error().message, at);
+  return {};
+}
+
+Outcome JsonStreamScanner::feed(std::string_view piece) {
+  if (failed_) return Error{error_};
+  const char* p = piece.data();
+  const size_t n = piece.size();
+  size_t captureFrom = 0;  // where the captured bytes of this piece begin
+  size_t i = 0;
+
+  // A value of interest starts at piece[i] (depth before it: depth_).
+  auto startValue = [&](char c) -> bool {
+    const Sink* sink = nullptr;
+    if (mode_ == Mode::TopLevelValues) {
+      if (depth_ == 0) {
+        if (c != '{') return (void)fail("expected an object at the top level", offset_ + i), false;
+        sink = &onValue_;
+      }
+    } else if (depth_ == 0) {
+      if (c != '{') return (void)fail("a list must be an object", offset_ + i), false;
+    } else if (depth_ == 1) {
+      if (key_ == "items") {
+        if (c == '[') inItems_ = true;
+        else if (c != 'n') return (void)fail("items must be an array", offset_ + i), false;
+      } else if (key_ == "metadata" && c == '{') {
+        sink = &onMetadata_;
+      }
+    } else if (depth_ == 2 && inItems_) {
+      if (c != '{') return (void)fail("items must be objects", offset_ + i), false;
+      sink = &onValue_;
+    }
+    if (sink) {
+      capturing_ = true;
+      captureDepth_ = depth_;
+      captureSink_ = sink;
+      captureFrom = i;
+    }
+    return true;
+  };
+
+  while (i < n) {
+    if (inString_) {
+      // Fast path through the string body.
+      size_t j = i;
+      if (escape_) {
+        escape_ = false;
+        ++j;
+      }
+      while (j < n && p[j] != '"' && p[j] != '\\') ++j;
+      if (readingKey_) key_.append(p + i, j - i);
+      if (j >= n) {
+        i = n;
+        break;
+      }
+      if (p[j] == '\\') {
+        if (readingKey_) key_.push_back('\\');
+        escape_ = true;
+        i = j + 1;
+        continue;
+      }
+      inString_ = false;
+      readingKey_ = false;
+      i = j + 1;
+      continue;
+    }
+    char c = p[i];
+    if (inScalar_) {
+      if (!endsScalar(c)) {
+        ++i;
+        continue;
+      }
+      inScalar_ = false;
+    }
+    if (isSpace(c)) {
+      ++i;
+      continue;
+    }
+    if (topClosed_ && mode_ == Mode::ListItems) return fail("unexpected data after the list", offset_ + i);
+    switch (c) {
+      case '"':
+        if (mode_ == Mode::ListItems && depth_ == 1 && expectKey_) {
+          expectKey_ = false;
+          readingKey_ = true;
+          key_.clear();
+        } else if (!capturing_ && !startValue(c)) {
+          return Error{error_};
+        }
+        inString_ = true;
+        break;
+      case '{':
+      case '[':
+        if (!capturing_ && !startValue(c)) return Error{error_};
+        ++depth_;
+        if (depth_ == 1 && mode_ == Mode::ListItems) expectKey_ = true;
+        break;
+      case '}':
+      case ']':
+        if (depth_ == 0) return fail("unbalanced closing bracket", offset_ + i);
+        --depth_;
+        if (depth_ == 1 && c == ']') inItems_ = false;
+        if (depth_ == 0 && mode_ == Mode::ListItems) topClosed_ = true;
+        if (capturing_ && depth_ == captureDepth_) {
+          capture_.append(p + captureFrom, i + 1 - captureFrom);
+          if (Outcome r = emit(*captureSink_, offset_ + i); !r) return r;
+        }
+        break;
+      case ',':
+        if (depth_ == 1 && mode_ == Mode::ListItems) expectKey_ = true;
+        break;
+      case ':':
+        break;
+      default:
+        if (!capturing_ && !startValue(c)) return Error{error_};
+        inScalar_ = true;
+        break;
+    }
+    ++i;
+  }
+  if (capturing_) capture_.append(p + captureFrom, n - captureFrom);
+  offset_ += n;
+  return {};
+}
+
+Outcome JsonStreamScanner::finish() {
+  if (failed_) return Error{error_};
+  if (inString_ || depth_ != 0 || capturing_) return fail("the body ended inside a value", offset_);
+  if (mode_ == Mode::ListItems && !topClosed_) return fail("the body ended before the list", offset_);
+  return {};
+}
+
+}  // namespace placer::kube

@@ -1,0 +1,201 @@
+#include "webhook/kube/kube_feed.h"
+
+#include <vector>
+
+#include "scoring/model.h"
+#include "webhook/log.h"
+#include "webhook/metrics.h"
+
+namespace placer::kube {
+namespace {
+
+using nlohmann::json;
+
+constexpr size_t kListBatch = 256;  // listed objects applied per exclusive lock
+
+std::string metaString(const json& object, const char* key) {
+  auto m = object.find("metadata");
+  if (m == object.end() || !m->is_object()) return {};
+  auto v = m->find(key);
+  return (v != m->end() && v->is_string()) ? v->get<std::string>() : std::string();
+}
+
+}  // namespace
+
+// Applies one kind (nodes by name, pods by uid) to the state. Called only on
+// its watcher's thread; decodeErrors is read from any thread.
+class KubeClusterFeed::Handler final : public ResourceHandler {
+ public:
+  enum class Kind { Node, Pod };
+  Handler(Kind kind, ClusterState& state) : kind_(kind), state_(state) {}
+
+  // A list marks the view (ClusterState's resync): whatever the list does
+  // not upsert is removed when it finishes. An object that fails to decode is
+  // not upserted, so on a relist its stale version leaves the view too.
+  void listStarted() override {
+    pendingNodes_.clear();
+    pendingPods_.clear();
+    state_.beginResync(resyncKind());
+  }
+
+  void listed(const json& object) override {
+    if (kind_ == Kind::Node) {
+      auto node = decodeNode(object);
+      if (!node) return decodeFailed(object, node.error());
+      pendingNodes_.push_back(std::move(*node));
+      if (pendingNodes_.size() >= kListBatch) flush();
+    } else {
+      auto pod = decodePod(object);
+      if (!pod) return decodeFailed(object, pod.error());
+      pendingPods_.push_back(std::move(*pod));
+      if (pendingPods_.size() >= kListBatch) flush();
+    }
+  }
+
+  void listFinished() override {
+    flush();
+    size_t removed = state_.finishResync(resyncKind());
+    if (removed > 0)
+      logEvent(LogLevel::Info, "relist removed objects that no longer exist",
+               {{"resource", kind_ == Kind::Node ? "nodes" : "pods"}, {"removed", removed}});
+  }
+
+  void upserted(const json& object) override {
+    if (kind_ == Kind::Node) {
+      auto node = decodeNode(object);
+      if (!node) return decodeFailed(object, node.error());
+      state_.upsertNode(std::move(*node));
+    } else {
+      auto pod = decodePod(object);
+      if (!pod) return decodeFailed(object, pod.error());
+      state_.upsertPod(*pod);
+    }
+  }
+
+  void deleted(const json& object) override {
+    if (kind_ == Kind::Node) {
+      std::string name = metaString(object, "name");
+      if (name.empty()) return decodeFailed(object, Error{"metadata.name: missing"});
+      state_.removeNode(name);
+    } else {
+      std::string uid = metaString(object, "uid");
+      if (uid.empty()) return decodeFailed(object, Error{"metadata.uid: missing"});
+      state_.removePod(uid);
+    }
+  }
+
+  uint64_t decodeErrors() const { return decodeErrors_.load(); }
+
+ private:
+  ResyncKind resyncKind() const { return kind_ == Kind::Node ? ResyncKind::Nodes : ResyncKind::Pods; }
+
+  void flush() {
+    if (pendingNodes_.empty() && pendingPods_.empty()) return;
+    state_.update([&](MutableClusterView& view) {
+      for (Node& node : pendingNodes_) view.upsertNode(std::move(node));
+      for (const Pod& pod : pendingPods_) view.upsertPod(pod);
+    });
+    pendingNodes_.clear();
+    pendingPods_.clear();
+  }
+
+  void decodeFailed(const json& object, const Error& error) {
+    uint64_t n = ++decodeErrors_;
+    // The first few in full, then a reminder now and then: a bad object
+    // re-sent on every relist must not flood the log.
+    if (n <= 10 || n % 1000 == 0)
+      logEvent(LogLevel::Warning, kind_ == Kind::Node ? "node not decodable, ignored" : "pod not decodable, ignored",
+               {{"namespace", metaString(object, "namespace")},
+                {"name", metaString(object, "name")},
+                {"error", error.message},
+                {"count", n}});
+  }
+
+  Kind kind_;
+  ClusterState& state_;
+  std::vector<Node> pendingNodes_;
+  std::vector<Pod> pendingPods_;
+  std::atomic<uint64_t> decodeErrors_{0};
+};
+
+KubeClusterFeed::KubeClusterFeed(std::unique_ptr<ApiClient> client, std::string source, KubeFeedOptions options)
+    : client_(std::move(client)), source_(std::move(source)), options_(std::move(options)) {}
+
+KubeClusterFeed::~KubeClusterFeed() { stop(); }
+
+Result<std::unique_ptr<KubeClusterFeed>> KubeClusterFeed::create(const KubeConfig& config, KubeFeedOptions options) {
+  auto client = ApiClient::create(config, options.client);
+  if (!client) return client.error();
+  std::string source = "api " + config.server + " (" + config.source + ")";
+  return std::unique_ptr<KubeClusterFeed>(new KubeClusterFeed(std::move(*client), std::move(source), std::move(options)));
+}
+
+Outcome KubeClusterFeed::start(ClusterState& state) {
+  if (nodes_) return Error{"feed already started"};
+  nodeHandler_ = std::make_unique<Handler>(Handler::Kind::Node, state);
+  podHandler_ = std::make_unique<Handler>(Handler::Kind::Pod, state);
+  nodes_ = std::make_unique<ListWatcher>(*client_, nodesKind(), *nodeHandler_, options_.listWatch);
+  pods_ = std::make_unique<ListWatcher>(*client_, podsKind(), *podHandler_, options_.listWatch);
+  registerMetrics();
+  nodes_->start();
+  pods_->start();
+  logEvent(LogLevel::Info, "watching the cluster", {{"source", source_}});
+  return {};
+}
+
+void KubeClusterFeed::stop() {
+  if (pods_) pods_->stop();
+  if (nodes_) nodes_->stop();
+}
+
+bool KubeClusterFeed::synced() const { return nodes_ && pods_ && nodes_->listed() && pods_->listed(); }
+
+std::string KubeClusterFeed::describe() const { return source_; }
+
+uint64_t KubeClusterFeed::nodeDecodeErrors() const { return nodeHandler_ ? nodeHandler_->decodeErrors() : 0; }
+uint64_t KubeClusterFeed::podDecodeErrors() const { return podHandler_ ? podHandler_->decodeErrors() : 0; }
+
+void KubeClusterFeed::registerMetrics() {
+  MetricsRegistry* metrics = options_.metrics;
+  if (!metrics) return;
+  Gauge& synced = metrics->gauge("placer_cluster_synced", "1 once the initial lists of nodes and pods are applied.");
+  struct Series {
+    const ListWatcher* watcher;
+    const Handler* handler;
+    Gauge* events;
+    Gauge* relists;
+    Gauge* failures;
+    Gauge* decodeErrors;
+  };
+  std::vector<Series> series;
+  for (auto [watcher, handler] : {std::pair{nodes_.get(), nodeHandler_.get()}, std::pair{pods_.get(), podHandler_.get()}}) {
+    MetricLabels labels{{"resource", watcher->kind().name}};
+    series.push_back(Series{
+        watcher, handler,
+        &metrics->gauge("placer_watch_events", "Watch events (added, modified, deleted) applied since start.", labels),
+        &metrics->gauge("placer_watch_relists", "Relists forced by an expired resourceVersion (410).", labels),
+        &metrics->gauge("placer_watch_failures", "Failed list or watch requests.", labels),
+        &metrics->gauge("placer_watch_decode_errors", "Objects that could not be decoded and were ignored.", labels)});
+  }
+  metrics->addCollector([this, &synced, series] {
+    synced.set(this->synced() ? 1 : 0);
+    for (const Series& s : series) {
+      s.events->set(static_cast<double>(s.watcher->stats().events.load()));
+      s.relists->set(static_cast<double>(s.watcher->stats().expired.load()));
+      s.failures->set(static_cast<double>(s.watcher->stats().failures.load()));
+      s.decodeErrors->set(static_cast<double>(s.handler->decodeErrors()));
+    }
+  });
+}
+
+Result<std::unique_ptr<ClusterFeed>> makeKubeFeed(const std::string& kubeconfigPath, MetricsRegistry* metrics,
+                                                  KubeFeedOptions options) {
+  auto config = kubeconfigPath.empty() ? loadInClusterConfig() : loadKubeconfigFile(kubeconfigPath);
+  if (!config) return config.error();
+  options.metrics = metrics;
+  auto feed = KubeClusterFeed::create(*config, std::move(options));
+  if (!feed) return feed.error();
+  return std::unique_ptr<ClusterFeed>(std::move(*feed));
+}
+
+}  // namespace placer::kube

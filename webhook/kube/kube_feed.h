@@ -1,0 +1,66 @@
+#pragma once
+// The live cluster view: nodes and non-terminal pods of every namespace,
+// listed and watched from the API server (list_watch.h) into a ClusterState.
+// synced() turns true once the first complete lists of both kinds are applied
+// and stays true through re-watches and relists (the view is kept, then
+// corrected, never emptied).
+//
+// Objects that fail to decode are logged and counted, and leave the view as it
+// was. A relist replaces the view: objects the new list lacks are removed.
+//
+// Thread-safety: as ClusterFeed. The watch threads write the state only through
+// ClusterState's methods.
+
+#include <atomic>
+#include <memory>
+#include <string>
+
+#include "webhook/cluster_feed.h"
+#include "webhook/kube/api_client.h"
+#include "webhook/kube/kube_config.h"
+#include "webhook/kube/list_watch.h"
+
+namespace placer::kube {
+
+struct KubeFeedOptions {
+  ApiClientOptions client;
+  ListWatchOptions listWatch;
+  MetricsRegistry* metrics = nullptr;  // may be null; outlives the feed
+};
+
+class KubeClusterFeed final : public ClusterFeed {
+ public:
+  static Result<std::unique_ptr<KubeClusterFeed>> create(const KubeConfig& config, KubeFeedOptions options = {});
+  ~KubeClusterFeed() override;
+
+  Outcome start(ClusterState& state) override;
+  void stop() override;
+  bool synced() const override;
+  std::string describe() const override;
+
+  // Observation, for metrics and tests. Null before start().
+  const ListWatcher* nodeWatcher() const { return nodes_.get(); }
+  const ListWatcher* podWatcher() const { return pods_.get(); }
+  uint64_t nodeDecodeErrors() const;
+  uint64_t podDecodeErrors() const;
+
+  class Handler;  // applies one kind's objects to the state (kube_feed.cpp)
+
+ private:
+  KubeClusterFeed(std::unique_ptr<ApiClient> client, std::string source, KubeFeedOptions options);
+  void registerMetrics();
+
+  std::unique_ptr<ApiClient> client_;
+  std::string source_;
+  KubeFeedOptions options_;
+  std::unique_ptr<Handler> nodeHandler_;
+  std::unique_ptr<Handler> podHandler_;
+  std::unique_ptr<ListWatcher> nodes_;
+  std::unique_ptr<ListWatcher> pods_;
+};
+
+// makeApiFeed's work: kubeconfig file or in-cluster credentials.
+Result<std::unique_ptr<ClusterFeed>> makeKubeFeed(const std::string& kubeconfigPath, MetricsRegistry* metrics,
+                                                  KubeFeedOptions options = {});
+
+}  // namespace placer::kube

@@ -1,0 +1,286 @@
+#include "webhook/kube/list_watch.h"
+
+#include <algorithm>
+
+#include "webhook/log.h"
+
+namespace placer::kube {
+namespace {
+
+using nlohmann::json;
+
+// A watch that ends this quickly without a single event counts as a failure,
+// so that a server closing watches at once is not hammered (client-go does the same).
+constexpr auto kShortWatch = std::chrono::seconds(1);
+constexpr int kMaxListRestarts = 5;
+
+std::string stringAt(const json& object, const char* a, const char* b) {
+  auto i = object.find(a);
+  if (i == object.end() || !i->is_object()) return {};
+  auto j = i->find(b);
+  return (j != i->end() && j->is_string()) ? j->get<std::string>() : std::string();
+}
+
+std::string statusMessage(const std::string& body) {
+  json status = json::parse(body, nullptr, false);
+  if (status.is_object()) {
+    auto m = status.find("message");
+    if (m != status.end() && m->is_string()) return m->get<std::string>();
+  }
+  return body.substr(0, 200);
+}
+
+}  // namespace
+
+ResourceKind nodesKind() { return {"nodes", "/api/v1/nodes", "", &nodeFilter(), &nodeEventFilter()}; }
+
+ResourceKind podsKind() {
+  return {"pods", "/api/v1/pods", "status.phase!=Succeeded,status.phase!=Failed", &podFilter(), &podEventFilter()};
+}
+
+ListWatcher::ListWatcher(ApiClient& client, ResourceKind kind, ResourceHandler& handler, ListWatchOptions options)
+    : client_(client), kind_(std::move(kind)), handler_(handler), options_(options), connection_(client),
+      random_(options.seed ? options.seed : std::random_device{}()) {}
+
+ListWatcher::~ListWatcher() { stop(); }
+
+void ListWatcher::start() {
+  if (thread_.joinable()) return;
+  thread_ = std::thread([this] { run(); });
+}
+
+void ListWatcher::stop() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  connection_.abort();
+  if (thread_.joinable()) thread_.join();
+}
+
+std::string ListWatcher::resourceVersion() const {
+  std::lock_guard lock(mutex_);
+  return rv_;
+}
+
+void ListWatcher::setResourceVersion(std::string rv) {
+  if (rv.empty()) return;
+  std::lock_guard lock(mutex_);
+  rv_ = std::move(rv);
+}
+
+bool ListWatcher::sleepFor(std::chrono::milliseconds delay) {
+  std::unique_lock lock(mutex_);
+  wake_.wait_for(lock, delay, [this] { return stopping_.load(); });
+  return !stopping_;
+}
+
+std::chrono::milliseconds ListWatcher::nextBackoff() {
+  int steps = std::min(failuresInARow_, 16);
+  ++failuresInARow_;
+  auto base = std::min<int64_t>(options_.initialBackoff.count() << steps, options_.maxBackoff.count());
+  std::uniform_int_distribution<int64_t> jitter(0, base);
+  auto delay = std::chrono::milliseconds(std::min<int64_t>(base + jitter(random_), options_.maxBackoff.count()));
+  // A server that said when to come back (429, 503) is believed, within reason.
+  delay = std::max(delay, std::min(retryAfter_, options_.maxBackoff));
+  retryAfter_ = std::chrono::milliseconds(0);
+  return delay;
+}
+
+void ListWatcher::run() {
+  bool needList = true;
+  bool fromCache = true;  // the first list may be served by the watch cache (resourceVersion=0)
+  while (!stopping_) {
+    End end = needList ? list(fromCache) : watch();
+    if (stopping_) break;
+    switch (end) {
+      case End::Closed:
+        if (needList) {
+          needList = false;
+          listed_ = true;
+          failuresInARow_ = 0;
+          unauthorizedRetried_ = false;
+        }
+        continue;
+      case End::Expired:
+        ++stats_.expired;
+        needList = true;
+        fromCache = false;  // the cache is behind: read the latest state
+        logEvent(LogLevel::Info, "watch expired, relisting", {{"resource", kind_.name}});
+        continue;
+      case End::Failed:
+        ++stats_.failures;
+        if (retryNow_) {
+          retryNow_ = false;
+          continue;
+        }
+        sleepFor(nextBackoff());
+        continue;
+    }
+  }
+}
+
+ListWatcher::End ListWatcher::refused(const ApiResponse& response, const char* what) {
+  if (response.status == 410) return End::Expired;
+  if (response.status == 401) {
+    ++stats_.unauthorized;
+    client_.token().invalidate();  // re-read the token file on the next request
+    // The first refusal in a row is retried at once with the fresh token.
+    if (!unauthorizedRetried_) retryNow_ = unauthorizedRetried_ = true;
+  }
+  if ((response.status == 429 || response.status == 503) && !response.retryAfter.empty()) {
+    int seconds = std::atoi(response.retryAfter.c_str());
+    if (seconds > 0) retryAfter_ = std::chrono::seconds(seconds);
+  }
+  logEvent(LogLevel::Warning, std::string(what) + " refused",
+           {{"resource", kind_.name}, {"status", response.status}, {"message", statusMessage(response.body)}});
+  return End::Failed;
+}
+
+ListWatcher::End ListWatcher::list(bool fromCache) {
+  handler_.listStarted();
+  std::string next;      // continue token for the next page
+  std::string listRv;
+  int restarts = 0;
+  while (true) {
+    std::string target = kind_.path + "?limit=" + std::to_string(options_.pageSize);
+    if (!kind_.fieldSelector.empty()) target += "&fieldSelector=" + urlEncode(kind_.fieldSelector);
+    if (!next.empty())
+      target += "&continue=" + urlEncode(next);
+    else if (fromCache)
+      target += "&resourceVersion=0";
+    const bool continued = !next.empty();
+    std::string pageContinue, pageRv;
+    std::string itemError;
+
+    JsonStreamScanner scanner(
+        JsonStreamScanner::Mode::ListItems,
+        [&](std::string_view bytes) -> Outcome {
+          auto object = parseFiltered(bytes, *kind_.itemFilter);
+          if (!object) return Error{"list item: " + object.error().message};
+          handler_.listed(*object);
+          return {};
+        },
+        [&](std::string_view bytes) -> Outcome {
+          json meta = json::parse(bytes, nullptr, false);
+          if (!meta.is_object()) return Error{"list metadata: malformed"};
+          if (auto c = meta.find("continue"); c != meta.end() && c->is_string()) pageContinue = c->get<std::string>();
+          if (auto r = meta.find("resourceVersion"); r != meta.end() && r->is_string()) pageRv = r->get<std::string>();
+          return {};
+        });
+    auto response = connection_.get(
+        target, [&](std::string_view piece) { return scanner.feed(piece); }, options_.listReceiveTimeout);
+    if (stopping_) return End::Failed;
+    if (!response) {
+      logEvent(LogLevel::Warning, "list failed", {{"resource", kind_.name}, {"error", response.error().message}});
+      return End::Failed;
+    }
+    if (response->status == 410 && continued && restarts < kMaxListRestarts) {
+      // The continue token expired (the snapshot it pages through was
+      // compacted): start over from the latest state.
+      ++restarts;
+      ++stats_.listRestarts;
+      logEvent(LogLevel::Info, "list continue token expired, restarting the list", {{"resource", kind_.name}});
+      next.clear();
+      fromCache = false;
+      handler_.listStarted();
+      continue;
+    }
+    if (response->status != 200) return refused(*response, "list");
+    if (Outcome done = scanner.finish(); !done) {
+      logEvent(LogLevel::Warning, "list response malformed", {{"resource", kind_.name}, {"error", done.error().message}});
+      return End::Failed;
+    }
+    if (!pageRv.empty()) listRv = pageRv;
+    if (pageContinue.empty()) break;
+    next = std::move(pageContinue);
+  }
+  if (listRv.empty()) {
+    logEvent(LogLevel::Warning, "list without resourceVersion", {{"resource", kind_.name}});
+    return End::Failed;
+  }
+  setResourceVersion(listRv);
+  handler_.listFinished();
+  ++stats_.lists;
+  return End::Closed;
+}
+
+ListWatcher::End ListWatcher::watch() {
+  std::uniform_int_distribution<int64_t> pick(options_.minWatchTimeout.count(),
+                                              std::max(options_.minWatchTimeout, options_.maxWatchTimeout).count());
+  const int64_t timeoutSeconds = pick(random_);
+  const std::string from = resourceVersion();
+  std::string target = kind_.path + "?watch=true&allowWatchBookmarks=true&resourceVersion=" + urlEncode(from) +
+                       "&timeoutSeconds=" + std::to_string(timeoutSeconds);
+  if (!kind_.fieldSelector.empty()) target += "&fieldSelector=" + urlEncode(kind_.fieldSelector);
+
+  bool expired = false;
+  uint64_t received = 0;
+  std::string streamError;
+  JsonStreamScanner scanner(JsonStreamScanner::Mode::TopLevelValues, [&](std::string_view bytes) -> Outcome {
+    auto event = parseFiltered(bytes, *kind_.eventFilter);
+    if (!event || !event->is_object()) {
+      ++stats_.malformed;
+      return Error{"watch event: " + (event ? std::string("not an object") : event.error().message)};
+    }
+    const json& e = *event;
+    auto typeIt = e.find("type");
+    auto objectIt = e.find("object");
+    if (typeIt == e.end() || !typeIt->is_string() || objectIt == e.end() || !objectIt->is_object()) {
+      ++stats_.malformed;
+      return Error{"watch event: missing type or object"};
+    }
+    const std::string& type = typeIt->get_ref<const std::string&>();
+    const json& object = *objectIt;
+    ++received;
+    if (type == "ERROR") {
+      auto code = object.find("code");
+      if (code != object.end() && code->is_number_integer() && code->get<int64_t>() == 410) {
+        expired = true;
+        return Error{"resourceVersion expired"};
+      }
+      auto message = object.find("message");
+      return Error{"watch ERROR event: " +
+                   (message != object.end() && message->is_string() ? message->get<std::string>() : object.dump())};
+    }
+    if (type == "ADDED" || type == "MODIFIED") {
+      handler_.upserted(object);
+      ++stats_.events;
+    } else if (type == "DELETED") {
+      handler_.deleted(object);
+      ++stats_.events;
+    } else if (type == "BOOKMARK") {
+      ++stats_.bookmarks;
+    } else {
+      ++stats_.malformed;
+      return {};  // an unknown type is skipped, its version not trusted
+    }
+    setResourceVersion(stringAt(object, "metadata", "resourceVersion"));
+    return {};
+  });
+
+  const auto started = std::chrono::steady_clock::now();
+  ++stats_.watches;
+  auto response = connection_.get(
+      target, [&](std::string_view piece) { return scanner.feed(piece); },
+      std::chrono::seconds(timeoutSeconds + 30));
+  if (stopping_) return End::Failed;
+  if (expired) return End::Expired;
+  if (received > 0) failuresInARow_ = 0, unauthorizedRetried_ = false;
+  if (!response) {
+    // A stream cut mid-way: resume from the last version seen. Right away if
+    // the stream was healthy, after a backoff if it never delivered anything.
+    logEvent(LogLevel::Info, "watch ended", {{"resource", kind_.name}, {"error", response.error().message}});
+    return received > 0 ? End::Closed : End::Failed;
+  }
+  if (response->status != 200) return refused(*response, "watch");
+  if (Outcome done = scanner.finish(); !done) {
+    logEvent(LogLevel::Info, "watch stream ended mid-event", {{"resource", kind_.name}, {"error", done.error().message}});
+    return received > 0 ? End::Closed : End::Failed;
+  }
+  if (received == 0 && std::chrono::steady_clock::now() - started < kShortWatch) return End::Failed;
+  return End::Closed;
+}
+
+}  // namespace placer::kube

@@ -1,0 +1,131 @@
+#pragma once
+// List + watch of one resource kind, as client-go's Reflector does it: a
+// (paginated) list, then a watch from the list's resourceVersion with
+// bookmarks; re-watch from the last seen version when a watch ends; relist
+// when the server says the version is gone (410); back off exponentially with
+// jitter after failures. Objects are decoded as they stream in (json_stream.h)
+// and handed to a ResourceHandler.
+//
+// Thread-safety: start() and stop() from one owning thread; the handler is
+// called only on the watcher's own thread; listed(), resourceVersion() and
+// stats() from any thread.
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <random>
+#include <string>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "scoring/result.h"
+#include "webhook/kube/api_client.h"
+#include "webhook/kube/json_stream.h"
+
+namespace placer::kube {
+
+struct ResourceKind {
+  std::string name;           // "nodes" | "pods", for logs and metrics
+  std::string path;           // "/api/v1/nodes"
+  std::string fieldSelector;  // "" or e.g. "status.phase!=Succeeded,status.phase!=Failed"
+  const FieldFilter* itemFilter = nullptr;
+  const FieldFilter* eventFilter = nullptr;
+};
+ResourceKind nodesKind();
+// All namespaces, without terminal pods (as kube-scheduler's informer).
+ResourceKind podsKind();
+
+// What a watcher reports. Objects hold only the fields of the kind's filter.
+class ResourceHandler {
+ public:
+  virtual ~ResourceHandler() = default;
+  // A list begins (also when a list restarts after an expired continue token).
+  virtual void listStarted() = 0;
+  virtual void listed(const nlohmann::json& object) = 0;
+  // The list is complete: whatever it did not contain no longer exists.
+  virtual void listFinished() = 0;
+  // ADDED or MODIFIED.
+  virtual void upserted(const nlohmann::json& object) = 0;
+  virtual void deleted(const nlohmann::json& object) = 0;
+};
+
+struct ListWatchOptions {
+  int pageSize = 500;
+  // Watch timeoutSeconds is drawn uniformly from this range (upstream: 5-10 min)
+  // so that many clients do not re-watch at the same moment.
+  std::chrono::seconds minWatchTimeout{300};
+  std::chrono::seconds maxWatchTimeout{600};
+  // Exponential backoff after failures: initial * 2^n, capped, with jitter up to
+  // the same amount again (client-go: 800 ms, 30 s, factor 2, jitter 1.0).
+  std::chrono::milliseconds initialBackoff{800};
+  std::chrono::milliseconds maxBackoff{30'000};
+  // Longest silence tolerated inside a list response.
+  std::chrono::milliseconds listReceiveTimeout{60'000};
+  uint64_t seed = 0;  // 0: random
+};
+
+struct ListWatchStats {
+  std::atomic<uint64_t> lists{0};         // complete lists
+  std::atomic<uint64_t> listRestarts{0};  // lists restarted (expired continue token)
+  std::atomic<uint64_t> expired{0};       // 410 answers that forced a relist
+  std::atomic<uint64_t> watches{0};       // watch requests that streamed
+  std::atomic<uint64_t> events{0};        // ADDED / MODIFIED / DELETED applied
+  std::atomic<uint64_t> bookmarks{0};
+  std::atomic<uint64_t> failures{0};      // failed requests (transport, 4xx/5xx)
+  std::atomic<uint64_t> unauthorized{0};  // 401 answers
+  std::atomic<uint64_t> malformed{0};     // events that could not be parsed
+};
+
+class ListWatcher {
+ public:
+  ListWatcher(ApiClient& client, ResourceKind kind, ResourceHandler& handler, ListWatchOptions options = {});
+  ~ListWatcher();
+  ListWatcher(const ListWatcher&) = delete;
+  ListWatcher& operator=(const ListWatcher&) = delete;
+
+  void start();
+  // Stops and joins; the handler is not called after it returns. Idempotent.
+  void stop();
+
+  // The first complete list has been handed to the handler.
+  bool listed() const { return listed_.load(); }
+  std::string resourceVersion() const;
+  const ListWatchStats& stats() const { return stats_; }
+  const ResourceKind& kind() const { return kind_; }
+
+ private:
+  enum class End { Closed, Expired, Failed };
+  void run();
+  End list(bool fromCache);
+  End watch();
+  // Handles a non-200 answer: token invalidation, Retry-After. Returns how it ends.
+  End refused(const ApiResponse& response, const char* what);
+  bool sleepFor(std::chrono::milliseconds delay);  // false when stopping
+  std::chrono::milliseconds nextBackoff();
+  void setResourceVersion(std::string rv);
+
+  ApiClient& client_;
+  ResourceKind kind_;
+  ResourceHandler& handler_;
+  ListWatchOptions options_;
+  Connection connection_;
+  std::mt19937_64 random_;
+
+  std::atomic<bool> listed_{false};
+  std::atomic<bool> stopping_{false};
+  mutable std::mutex mutex_;  // guards rv_ and the stop wait
+  std::condition_variable wake_;
+  std::string rv_;
+  int failuresInARow_ = 0;
+  bool retryNow_ = false;             // retry the next request without backoff
+  bool unauthorizedRetried_ = false;  // a 401 was already retried at once
+  std::chrono::milliseconds retryAfter_{0};
+  ListWatchStats stats_;
+  std::thread thread_;
+};
+
+}  // namespace placer::kube
