@@ -1,13 +1,259 @@
+// `placer serve`: the admission webhook over TLS, fed by the API server, a
+// snapshot file or the built-in demo cluster.
+#include <csignal>
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <optional>
+#include <fstream>
+#include <pthread.h>
+#include <string>
+#include <string_view>
 
+#include <nlohmann/json.hpp>
+
+#include "certs/x509.h"
+#include "scoring/config.h"
+#include "scoring/engine.h"
 #include "webhook/cli.h"
+#include "webhook/cluster_feed.h"
+#include "webhook/demo_cluster.h"
+#include "webhook/http_server.h"
+#include "webhook/log.h"
+#include "webhook/metrics.h"
+#include "webhook/serving_certificate.h"
+#include "webhook/webhook_routes.h"
 
 namespace placer {
+namespace {
 
-// Placeholder until the serve command lands; owned by its issue.
-int runServe(int argc, char** argv) {
-  std::fprintf(stderr, "placer serve: not built yet\n");
+constexpr const char* kServeUsage =
+    "usage: placer serve [--config FILE] [--kubeconfig FILE] [--cluster-file SNAPSHOT] [--demo]\n"
+    "                    [--listen ADDR] [--tls-cert-file FILE --tls-key-file FILE]\n"
+    "\n"
+    "  --config FILE          PlacerConfiguration or KubeSchedulerConfiguration (YAML or JSON)\n"
+    "  --kubeconfig FILE      API server credentials (default: in-cluster)\n"
+    "  --cluster-file FILE    serve from a snapshot file instead of an API server\n"
+    "  --demo                 serve a built-in example cluster with a generated self-signed certificate\n"
+    "  --listen ADDR          webhook address (default 0.0.0.0:8443; 127.0.0.1:8443 with --demo)\n"
+    "  --tls-cert-file FILE   serving certificate (PEM, reloaded when it changes)\n"
+    "  --tls-key-file FILE    its private key\n";
+
+constexpr auto kShutdownBound = std::chrono::seconds(20);
+
+struct ServeArgs {
+  std::string configFile;
+  std::string kubeconfig;
+  std::string clusterFile;
+  std::string listen;
+  std::string tlsCertFile;
+  std::string tlsKeyFile;
+  bool demo = false;
+};
+
+Result<ServeArgs> parseArgs(int argc, char** argv) {
+  ServeArgs args;
+  for (int i = 1; i < argc; ++i) {
+    std::string_view a = argv[i];
+    auto value = [&](std::string& out) -> Outcome {
+      std::string_view flag = a;
+      if (size_t eq = a.find('='); eq != std::string_view::npos) {
+        out = std::string(a.substr(eq + 1));
+        return {};
+      }
+      if (i + 1 >= argc) return Error{std::string(flag) + ": needs a value"};
+      out = argv[++i];
+      return {};
+    };
+    auto is = [&](std::string_view flag) { return a == flag || a.substr(0, flag.size() + 1) == std::string(flag) + "="; };
+    Outcome o;
+    if (is("--config")) {
+      o = value(args.configFile);
+    } else if (is("--kubeconfig")) {
+      o = value(args.kubeconfig);
+    } else if (is("--cluster-file")) {
+      o = value(args.clusterFile);
+    } else if (is("--listen")) {
+      o = value(args.listen);
+    } else if (is("--tls-cert-file")) {
+      o = value(args.tlsCertFile);
+    } else if (is("--tls-key-file")) {
+      o = value(args.tlsKeyFile);
+    } else if (a == "--demo") {
+      args.demo = true;
+    } else {
+      return Error{"unknown argument " + std::string(a)};
+    }
+    if (!o) return o.error();
+  }
+  if (args.demo && !args.clusterFile.empty()) return Error{"--demo and --cluster-file exclude each other"};
+  return args;
+}
+
+bool writeFile(const std::filesystem::path& path, std::string_view content) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(content.data(), std::streamsize(content.size()));
+  return bool(out);
+}
+
+// Demo: a fresh CA and a serving certificate for localhost, and the files the
+// printed curl command uses.
+struct DemoFiles {
+  std::filesystem::path dir;
+  std::filesystem::path caFile;
+  std::filesystem::path reviewFile;
+  std::string certPem;
+  std::string keyPem;
+};
+
+Result<DemoFiles> prepareDemo() {
+  auto ca = certs::generateCa("placer-demo-ca", 7, certs::KeyType::EcdsaP256);
+  if (!ca) return Error{"demo CA: " + ca.error().message};
+  auto serving = certs::generateServingCert(*ca, {"localhost"}, {"127.0.0.1", "::1"}, 7, certs::KeyType::EcdsaP256);
+  if (!serving) return Error{"demo certificate: " + serving.error().message};
+  std::error_code ec;
+  std::filesystem::path base = std::filesystem::temp_directory_path(ec);
+  if (ec) base = "/tmp";
+  std::string pattern = (base / "placer-demo-XXXXXX").string();
+  if (mkdtemp(pattern.data()) == nullptr) return Error{"demo: cannot create a directory under " + base.string()};
+  DemoFiles files;
+  files.dir = pattern;
+  files.caFile = files.dir / "ca.crt";
+  files.reviewFile = files.dir / "admission-review.json";
+  files.certPem = serving->certificatePem;
+  files.keyPem = serving->privateKeyPem;
+  if (!writeFile(files.caFile, ca->certificatePem) || !writeFile(files.reviewFile, demoAdmissionReview().dump(2)))
+    return Error{"demo: cannot write files in " + files.dir.string()};
+  return files;
+}
+
+int fail(std::string_view what) {
+  std::fprintf(stderr, "placer serve: %.*s\n", int(what.size()), what.data());
   return 2;
+}
+
+}  // namespace
+
+int runServe(int argc, char** argv) {
+  auto args = parseArgs(argc, argv);
+  if (!args) {
+    std::fprintf(stderr, "placer serve: %s\n%s", args.error().message.c_str(), kServeUsage);
+    return 2;
+  }
+  for (int i = 1; i < argc; ++i)
+    if (std::string_view(argv[i]) == "--help" || std::string_view(argv[i]) == "-h") {
+      std::fputs(kServeUsage, stdout);
+      return 0;
+    }
+
+  auto config = args->configFile.empty() ? configurationFromJson(nlohmann::json()) : loadConfigurationFile(args->configFile);
+  if (!config) return fail(config.error().message);
+  PlacerSettings settings = config->settings;
+  if (settings.ownNamespace.empty())
+    if (const char* ns = std::getenv("POD_NAMESPACE")) settings.ownNamespace = ns;
+  std::string listen = !args->listen.empty() ? args->listen : args->demo ? "127.0.0.1:8443" : settings.webhookListen;
+  if (!args->tlsCertFile.empty() || !args->tlsKeyFile.empty()) {
+    settings.tlsCertFile = args->tlsCertFile;
+    settings.tlsKeyFile = args->tlsKeyFile;
+  }
+
+  // Signals are taken by sigwait() below; every thread started from here on inherits the mask.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  std::signal(SIGPIPE, SIG_IGN);
+
+  MetricsRegistry metrics;
+
+  // The serving certificate.
+  std::unique_ptr<ServingCertificate> certificate;
+  std::optional<DemoFiles> demo;
+  if (args->demo && settings.tlsCertFile.empty()) {
+    auto files = prepareDemo();
+    if (!files) return fail(files.error().message);
+    auto cert = ServingCertificate::fromPem(files->certPem, files->keyPem);
+    if (!cert) return fail(cert.error().message);
+    certificate = std::move(*cert);
+    demo = std::move(*files);
+  } else {
+    if (settings.tlsCertFile.empty() || settings.tlsKeyFile.empty())
+      return fail("a serving certificate is required: --tls-cert-file and --tls-key-file (or tlsCertFile/tlsKeyFile in --config)");
+    auto cert = ServingCertificate::fromFiles(settings.tlsCertFile, settings.tlsKeyFile);
+    if (!cert) return fail(cert.error().message);
+    certificate = std::move(*cert);
+    certificate->startPolling(std::chrono::seconds(2));
+  }
+
+  // The cluster view and where it comes from.
+  std::unique_ptr<ClusterFeed> feed;
+  if (args->demo) {
+    feed = makeDemoFeed();
+  } else if (!args->clusterFile.empty()) {
+    feed = makeSnapshotFeed(args->clusterFile);
+  } else {
+    auto api = makeApiFeed(ApiFeedOptions{args->kubeconfig, &metrics});
+    if (!api) return fail(api.error().message);
+    feed = std::move(*api);
+  }
+  ClusterState state;
+  if (Outcome started = feed->start(state); !started) return fail(started.error().message);
+
+  WebhookContext context;
+  context.engine = std::make_shared<const Engine>(config->profile);
+  context.state = &state;
+  context.settings = settings;
+  context.feed = feed.get();
+  context.metrics = &metrics;
+
+  ReservationSweeper sweeper(state, metrics, context.clock);
+  sweeper.start(std::chrono::seconds(1));
+
+  ListenerOptions options;
+  options.name = "webhook";
+  options.address = listen;
+  options.certificate = std::shared_ptr<const ServingCertificate>(certificate.get(), [](const ServingCertificate*) {});
+  options.routes = webhookRoutes(context);
+  options.maxBodyBytes = settings.maxRequestBytes;
+  options.workerThreads = settings.workerThreads;
+  auto server = HttpServer::start(std::move(options));
+  if (!server) {
+    feed->stop();
+    return fail(server.error().message);
+  }
+
+  if (demo) {
+    std::string host = listen.substr(0, listen.rfind(':'));
+    if (host.empty() || host == "0.0.0.0") host = "127.0.0.1";
+    std::printf(
+        "placer demo: %s, serving https://%s:%u\n"
+        "Try it (the answer's base64 \"patch\" assigns the pod to a node):\n\n"
+        "  curl --cacert %s -H 'Content-Type: application/json' --data @%s https://%s:%u/mutate\n\n"
+        "Decode the patch:\n\n"
+        "  curl -s --cacert %s -H 'Content-Type: application/json' --data @%s https://%s:%u/mutate"
+        " | python3 -c 'import json,sys,base64; print(base64.b64decode(json.load(sys.stdin)[\"response\"][\"patch\"]).decode())'\n\n"
+        "Metrics: curl --cacert %s https://%s:%u/metrics\n",
+        feed->describe().c_str(), host.c_str(), (*server)->port(), demo->caFile.c_str(), demo->reviewFile.c_str(),
+        host.c_str(), (*server)->port(), demo->caFile.c_str(), demo->reviewFile.c_str(), host.c_str(),
+        (*server)->port(), demo->caFile.c_str(), host.c_str(), (*server)->port());
+    std::fflush(stdout);
+  }
+
+  int signal = 0;
+  sigwait(&signals, &signal);
+  logEvent(LogLevel::Info, "shutting down", {{"signal", signal == SIGTERM ? "SIGTERM" : "SIGINT"}});
+  bool clean = (*server)->stop(kShutdownBound);
+  sweeper.stop();
+  feed->stop();
+  certificate->stopPolling();
+  logEvent(LogLevel::Info, "stopped", {{"clean", clean}});
+  if (!clean) {
+    // Requests still running past the bound: leave them to the process exit.
+    std::fflush(nullptr);
+    std::_Exit(0);
+  }
+  return 0;
 }
 
 }  // namespace placer

@@ -1,0 +1,20 @@
+#pragma once
+// The built-in example cluster of `placer serve --demo`: a few dozen varied
+// nodes in three zones — general-purpose nodes of three sizes (amd64 and
+// arm64), a tainted high-memory pool, a tainted GPU pool, control-plane nodes,
+// a cordoned node — and some pods already bound to them. Objects are written
+// as the API server serves them and go through the same decoding as live ones.
+
+#include <nlohmann/json.hpp>
+
+namespace placer {
+
+// A snapshot (DESIGN.md): {"nodes": [...], "pods": [...]}.
+nlohmann::json demoSnapshot();
+
+// An AdmissionReview as the API server sends it for `kubectl create` of a
+// Deployment's pod in namespace "demo": generateName, no name, no uid, no
+// nodeName. Placing it on the demo cluster assigns a node.
+nlohmann::json demoAdmissionReview();
+
+}  // namespace placer
