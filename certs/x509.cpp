@@ -186,6 +186,15 @@ bool isIpAddress(const std::string& s) {
   return inet_pton(AF_INET, s.c_str(), buf) == 1 || inet_pton(AF_INET6, s.c_str(), buf) == 1;
 }
 
+Outcome setValidity(X509* cert, int days, std::optional<Clock::time_point> issuedAt) {
+  time_t at = Clock::to_time_t(issuedAt.value_or(Clock::now()));
+  if (X509_time_adj_ex(X509_getm_notBefore(cert), 0, -kBackdateSeconds, &at) == nullptr ||
+      X509_time_adj_ex(X509_getm_notAfter(cert), days, 0, &at) == nullptr) {
+    return fail("certificate: validity");
+  }
+  return {};
+}
+
 Outcome checkDays(int days) {
   if (days <= 0 || days > kMaxDays) {
     return fieldError("days", "must be between 1 and " + std::to_string(kMaxDays));
@@ -209,7 +218,8 @@ std::vector<std::string> serviceDnsNames(std::string_view service, std::string_v
   return {s, s + "." + n, s + "." + n + ".svc", s + "." + n + ".svc.cluster.local"};
 }
 
-Result<PemPair> generateCa(std::string_view commonName, int days, KeyType type) {
+Result<PemPair> generateCa(std::string_view commonName, int days, KeyType type,
+                           std::optional<Clock::time_point> issuedAt) {
   if (Outcome o = checkDays(days); !o) return o.error();
   if (commonName.empty()) return fieldError("commonName", "must not be empty");
   auto key = generateKey(type);
@@ -218,8 +228,7 @@ Result<PemPair> generateCa(std::string_view commonName, int days, KeyType type) 
   if (!cert) return fail("certificate: out of memory");
   X509_set_version(cert.get(), X509_VERSION_3);
   if (Outcome o = setRandomSerial(cert.get()); !o) return o.error();
-  X509_gmtime_adj(X509_getm_notBefore(cert.get()), -kBackdateSeconds);
-  X509_gmtime_adj(X509_getm_notAfter(cert.get()), static_cast<long>(days) * 86400);
+  if (Outcome o = setValidity(cert.get(), days, issuedAt); !o) return o.error();
   if (Outcome o = setSubjectCommonName(cert.get(), commonName); !o) return o.error();
   X509_set_issuer_name(cert.get(), X509_get_subject_name(cert.get()));
   X509_set_pubkey(cert.get(), key->get());
@@ -238,7 +247,8 @@ Result<PemPair> generateCa(std::string_view commonName, int days, KeyType type) 
 }
 
 Result<PemPair> generateServingCert(const PemPair& ca, const std::vector<std::string>& dnsNames,
-                                    const std::vector<std::string>& ipAddresses, int days, KeyType type) {
+                                    const std::vector<std::string>& ipAddresses, int days, KeyType type,
+                                    std::optional<Clock::time_point> issuedAt) {
   if (Outcome o = checkDays(days); !o) return o.error();
   if (dnsNames.empty() && ipAddresses.empty()) return fieldError("dnsNames", "at least one name is needed");
   std::string san;
@@ -267,8 +277,7 @@ Result<PemPair> generateServingCert(const PemPair& ca, const std::vector<std::st
   if (!cert) return fail("certificate: out of memory");
   X509_set_version(cert.get(), X509_VERSION_3);
   if (Outcome o = setRandomSerial(cert.get()); !o) return o.error();
-  X509_gmtime_adj(X509_getm_notBefore(cert.get()), -kBackdateSeconds);
-  X509_gmtime_adj(X509_getm_notAfter(cert.get()), static_cast<long>(days) * 86400);
+  if (Outcome o = setValidity(cert.get(), days, issuedAt); !o) return o.error();
   // A leaf that outlives its CA would fail verification after the CA expires anyway.
   if (ASN1_TIME_compare(X509_get0_notAfter(cert.get()), X509_get0_notAfter(caCert->get())) > 0) {
     X509_set1_notAfter(cert.get(), X509_get0_notAfter(caCert->get()));

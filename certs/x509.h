@@ -32,8 +32,10 @@ struct PemPair {
 
 // A self-signed CA: basicConstraints CA:TRUE (critical), keyUsage keyCertSign +
 // cRLSign + digitalSignature (critical), subject key identifier. Valid from five
-// minutes ago (clock skew between nodes) for `days` days.
-Result<PemPair> generateCa(std::string_view commonName, int days, KeyType type);
+// minutes before `issuedAt` (clock skew between nodes) for `days` days.
+// `issuedAt` defaults to now; tests and renew() pass their own clock.
+Result<PemPair> generateCa(std::string_view commonName, int days, KeyType type,
+                           std::optional<std::chrono::system_clock::time_point> issuedAt = std::nullopt);
 
 // A serving certificate signed by `ca`: subject CN = the first DNS name (or
 // first IP), subjectAltName = every DNS name and IP address, basicConstraints
@@ -41,7 +43,8 @@ Result<PemPair> generateCa(std::string_view commonName, int days, KeyType type);
 // key usage serverAuth, subject and authority key identifiers. Its validity
 // never outlasts the CA's.
 Result<PemPair> generateServingCert(const PemPair& ca, const std::vector<std::string>& dnsNames,
-                                    const std::vector<std::string>& ipAddresses, int days, KeyType type);
+                                    const std::vector<std::string>& ipAddresses, int days, KeyType type,
+                                    std::optional<std::chrono::system_clock::time_point> issuedAt = std::nullopt);
 
 // The DNS names under which the API server reaches a Service:
 // NAME, NAME.NS, NAME.NS.svc, NAME.NS.svc.cluster.local.
