@@ -1,0 +1,85 @@
+#include "scoring/plugins/image_locality.h"
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "scoring/plugins/names.h"
+#include "scoring/plugins/plugin_args.h"
+
+namespace placer {
+namespace {
+
+constexpr std::string_view kStateKey = "PreScoreImageLocality";
+
+// One entry per container (init containers included) whose image is on at
+// least one node; containers sharing an image each count, as upstream sums per container.
+struct PodImages final : StateData {
+  struct Image {
+    std::string name;  // normalised
+    double spread;     // nodes holding it / all nodes
+  };
+  std::vector<Image> images;
+  int64_t numContainers = 0;
+};
+
+int64_t sizeOnNode(const Node& node, std::string_view image) {
+  for (const NodeImage& held : node.images)
+    for (const std::string& name : held.names)
+      if (name == image) return held.sizeBytes;
+  return -1;
+}
+
+class ImageLocality final : public PreScorePlugin, public ScorePlugin {
+ public:
+  std::string_view name() const override { return names::kImageLocality; }
+
+  Status preScore(CycleState& state, const Pod& pod, std::span<const NodeInfo* const>,
+                  const ClusterView& view) const override {
+    auto data = std::make_unique<PodImages>();
+    data->numContainers = static_cast<int64_t>(pod.initContainers.size() + pod.containers.size());
+    const double totalNodes = static_cast<double>(view.nodes().size());
+    auto add = [&](const Container& c) {
+      std::string image = normalizedImageName(c.image);
+      int32_t holders = view.imageNodeCount(image);
+      if (holders <= 0 || totalNodes <= 0) return;
+      data->images.push_back({std::move(image), static_cast<double>(holders) / totalNodes});
+    };
+    for (const Container& c : pod.initContainers) add(c);
+    for (const Container& c : pod.containers) add(c);
+    if (data->images.empty()) return Status::skip();
+    state.write(kStateKey, std::move(data));
+    return Status::success();
+  }
+
+  int64_t score(const CycleState& state, const Pod& pod, const NodeInfo& node) const override {
+    const PodImages* images = state.read<PodImages>(kStateKey);
+    if (images == nullptr) return 0;  // PreScore skipped: no node holds any of the images
+    int64_t sum = 0;
+    for (const PodImages::Image& image : images->images) {
+      int64_t size = sizeOnNode(node.node, image.name);
+      if (size > 0) sum += static_cast<int64_t>(static_cast<double>(size) * image.spread);
+    }
+    return imageLocalityPriority(sum, images->numContainers);
+  }
+};
+
+}  // namespace
+
+int64_t imageLocalityPriority(int64_t sumScores, int64_t numContainers) {
+  const int64_t maxThreshold = kImageLocalityMaxContainerThreshold * numContainers;
+  if (sumScores < kImageLocalityMinThreshold)
+    sumScores = kImageLocalityMinThreshold;
+  else if (sumScores > maxThreshold)
+    sumScores = maxThreshold;
+  if (maxThreshold <= kImageLocalityMinThreshold) return 0;  // a pod without containers
+  return kMaxNodeScore * (sumScores - kImageLocalityMinThreshold) / (maxThreshold - kImageLocalityMinThreshold);
+}
+
+Result<std::unique_ptr<Plugin>> newImageLocality(const nlohmann::json& args) {
+  if (Outcome ok = checkArgsObject(args, "ImageLocalityArgs", {}); !ok) return ok.error();
+  return std::unique_ptr<Plugin>(std::make_unique<ImageLocality>());
+}
+
+}  // namespace placer

@@ -1,0 +1,87 @@
+#include "scoring/plugins/taint_toleration.h"
+
+#include <nlohmann/json.hpp>
+
+#include "scoring/plugins/names.h"
+#include "scoring/plugins/plugin_args.h"
+
+namespace placer {
+
+bool toleratesTaint(const Toleration& toleration, const Taint& taint) {
+  if (toleration.effect != TaintEffect::All && toleration.effect != taint.effect) return false;
+  if (!toleration.key.empty() && toleration.key != taint.key) return false;
+  switch (toleration.op) {
+    case TolerationOperator::Equal: return toleration.value == taint.value;
+    case TolerationOperator::Exists: return true;
+  }
+  return false;
+}
+
+bool tolerationsTolerateTaint(std::span<const Toleration> tolerations, const Taint& taint) {
+  for (const Toleration& t : tolerations)
+    if (toleratesTaint(t, taint)) return true;
+  return false;
+}
+
+const Taint* findUntoleratedScheduleTaint(std::span<const Taint> taints, std::span<const Toleration> tolerations) {
+  for (const Taint& taint : taints) {
+    if (taint.effect != TaintEffect::NoSchedule && taint.effect != TaintEffect::NoExecute) continue;
+    if (!tolerationsTolerateTaint(tolerations, taint)) return &taint;
+  }
+  return nullptr;
+}
+
+std::string untoleratedTaintReason(const Taint& taint) {
+  std::string reason = "node(s) had untolerated taint {";
+  reason.append(taint.key).append(": ").append(taint.value).append("}");
+  return reason;
+}
+
+namespace {
+
+// Only tolerations that can tolerate a PreferNoSchedule taint count for the score.
+bool appliesToPreferNoSchedule(const Toleration& t) {
+  return t.effect == TaintEffect::All || t.effect == TaintEffect::PreferNoSchedule;
+}
+
+class TaintToleration final : public FilterPlugin, public ScorePlugin {
+ public:
+  std::string_view name() const override { return names::kTaintToleration; }
+
+  Status filter(const CycleState&, const Pod& pod, const NodeInfo& node) const override {
+    const Taint* taint = findUntoleratedScheduleTaint(node.node.taints, pod.tolerations);
+    if (taint == nullptr) return Status::success();
+    return Status(Code::UnschedulableAndUnresolvable, untoleratedTaintReason(*taint));
+  }
+
+  // Upstream precomputes the PreferNoSchedule tolerations in PreScore; testing
+  // the effect inline gives the same count without per-decision state.
+  int64_t score(const CycleState&, const Pod& pod, const NodeInfo& node) const override {
+    int64_t intolerable = 0;
+    for (const Taint& taint : node.node.taints) {
+      if (taint.effect != TaintEffect::PreferNoSchedule) continue;
+      bool tolerated = false;
+      for (const Toleration& t : pod.tolerations) {
+        if (appliesToPreferNoSchedule(t) && toleratesTaint(t, taint)) {
+          tolerated = true;
+          break;
+        }
+      }
+      if (!tolerated) ++intolerable;
+    }
+    return intolerable;
+  }
+
+  void normalizeScores(const CycleState&, const Pod&, std::span<NodeScore> scores) const override {
+    defaultNormalizeScore(kMaxNodeScore, /*reverse=*/true, scores);
+  }
+};
+
+}  // namespace
+
+Result<std::unique_ptr<Plugin>> newTaintToleration(const nlohmann::json& args) {
+  if (Outcome ok = checkArgsObject(args, "TaintTolerationArgs", {}); !ok) return ok.error();
+  return std::unique_ptr<Plugin>(std::make_unique<TaintToleration>());
+}
+
+}  // namespace placer
