@@ -7,12 +7,24 @@
 // are exclusive, so a decision always sees one consistent state and
 // "decide + reserve" inside update() is one atomic step. NodeInfo and
 // ClusterView are plain data, only valid inside the callback that received them.
+//
+// Accounting follows kube-scheduler's cache (pkg/scheduler/backend/cache):
+//  - a pod counts on its node while it is bound (spec.nodeName set) and not
+//    terminal (phase Succeeded/Failed); a terminating pod (deletionTimestamp)
+//    still counts until it is deleted, as upstream keeps it until removal;
+//  - pods may arrive before their node, and a node may be deleted while pods
+//    still name it: such pods are kept, keyed by uid, and their usage is
+//    attached when a node of that name appears (again);
+//  - an update is applied exactly: the old usage is removed, the new added.
+// Pods are keyed by metadata.uid, or "namespace/name" when the uid is empty
+// (snapshot pods); podKey() gives the key removePod() expects.
 
 #include <chrono>
 #include <cstdint>
+#include <deque>
 #include <memory>
-#include <optional>
 #include <mutex>
+#include <optional>
 #include <shared_mutex>
 #include <span>
 #include <string>
@@ -26,19 +38,54 @@ namespace placer {
 
 inline constexpr std::string_view kReservationAnnotation = "placer.io/reservation";
 
-// What the accounting keeps of a pod that occupies a node: compact, no JSON.
-struct PodRecord {
-  std::string uid;
-  std::string namespace_;
-  std::string name;
-  std::string nodeName;
-  Labels labels;             // kept for PodTopologySpread / InterPodAffinity
-  Resources requests;
-  Resources nonZeroRequests;
-  std::vector<HostPort> hostPorts;
-  std::string reservationId;  // placer.io/reservation annotation, if any
+// Hash maps keyed by std::string that can be searched with a string_view.
+struct StringHash {
+  using is_transparent = void;
+  size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
 };
-PodRecord toPodRecord(const Pod& pod);
+template <class V>
+using StringMap = std::unordered_map<std::string, V, StringHash, std::equal_to<>>;
+
+// Reference-counted interned strings (namespaces, node names, pod label keys
+// and values), so that 150,000 pods do not hold 150,000 copies of
+// "app.kubernetes.io/name". Ids are reused once released.
+class StringTable {
+ public:
+  static constexpr uint32_t kNone = UINT32_MAX;
+  uint32_t acquire(std::string_view text);
+  void release(uint32_t id);
+  std::string_view text(uint32_t id) const { return id == kNone ? std::string_view() : entries_[id].text; }
+  // The id of a string currently held, or kNone.
+  uint32_t find(std::string_view text) const;
+  size_t size() const { return index_.size(); }
+
+ private:
+  struct Entry {
+    std::string text;
+    uint32_t refs = 0;
+  };
+  std::deque<Entry> entries_;  // a deque: index_ views stay valid when it grows
+  std::vector<uint32_t> free_;
+  std::unordered_map<std::string_view, uint32_t> index_;
+};
+
+// What the accounting keeps of a pod that occupies a node: compact, no JSON.
+// Strings are ids into the view's StringTable (ClusterView::text()).
+struct PodRecord {
+  std::string name;
+  uint32_t namespaceId = StringTable::kNone;
+  uint32_t nodeNameId = StringTable::kNone;
+  uint32_t generation = 0;  // resync mark
+  bool attached = false;    // usage is counted on a node of that name
+  std::vector<std::pair<uint32_t, uint32_t>> labels;  // (key id, value id), for topology plugins
+  Resources requests;
+  int64_t nonZeroMilliCpu = 0;
+  int64_t nonZeroMemory = 0;
+  std::vector<HostPort> hostPorts;
+};
+
+// The key a pod is stored under: uid, or "namespace/name" when uid is empty.
+std::string podKey(const Pod& pod);
 
 struct NodeInfo {
   Node node;
@@ -46,7 +93,8 @@ struct NodeInfo {
   Resources nonZeroRequested; // with the scorers' non-zero defaults; milliCpu and memory only
   int32_t podCount = 0;       // bound pods + reservations
   std::vector<HostPort> usedPorts;  // multiset: one entry per pod port
-  std::vector<uint32_t> podSlots;   // indices into the pod table (for topology plugins)
+  std::vector<uint32_t> podSlots;   // bound pods here: slots for ClusterView::pod() (topology plugins)
+  uint32_t generation = 0;          // resync mark
 
   const std::string& name() const { return node.name; }
   const Resources& allocatable() const { return node.allocatable; }
@@ -62,18 +110,26 @@ class ClusterView {
  public:
   std::span<const NodeInfo> nodes() const { return nodes_; }
   const NodeInfo* findNode(std::string_view name) const;
-  // How many nodes hold an image (normalised name); 0 when none.
+  // How many nodes hold an image (normalised name, as in NodeImage::names); 0 when none.
   int32_t imageNodeCount(std::string_view normalizedImage) const;
-  size_t podCount() const;  // bound pods counted
+  size_t podCount() const { return podByKey_.size(); }  // pods kept (bound, non-terminal)
   const PodRecord* pod(uint32_t slot) const;
+  const PodRecord* findPod(std::string_view key) const;
+  // Interned strings of PodRecord.
+  std::string_view text(uint32_t id) const { return strings_.text(id); }
+  // The value of a pod's label, if set.
+  std::optional<std::string_view> podLabel(const PodRecord& pod, std::string_view key) const;
 
  protected:
   std::vector<NodeInfo> nodes_;
-  std::unordered_map<std::string, uint32_t> nodeIndex_;
-  std::unordered_map<std::string, int32_t> imageNodeCounts_;
-  std::vector<std::optional<PodRecord>> podTable_;
+  StringMap<uint32_t> nodeIndex_;
+  StringMap<int32_t> imageNodeCounts_;
+  std::vector<PodRecord> podTable_;  // slots; a free slot has nodeNameId == kNone and an empty name
   std::vector<uint32_t> freePodSlots_;
-  std::unordered_map<std::string, uint32_t> podByUid_;
+  StringMap<uint32_t> podByKey_;
+  // Pods bound to a node name that is not (or no longer) in the view.
+  StringMap<std::vector<uint32_t>> orphanSlots_;
+  StringTable strings_;
 };
 
 struct Reservation {
@@ -86,16 +142,26 @@ struct Reservation {
   std::chrono::steady_clock::time_point expires;
 };
 
+enum class ResyncKind : uint8_t { Nodes, Pods };
+
 // Mutations, used by ClusterState under its exclusive lock and by tests directly.
 class MutableClusterView : public ClusterView {
  public:
   void upsertNode(Node node);
+  // The node leaves the view; its pods stay and are attached again if it comes back.
+  // Reservations on it are dropped (their pods, if created, arrive through the watch).
   void removeNode(std::string_view name);
   // A pod that is bound (nodeName set) and non-terminal is counted on its node;
   // otherwise it is removed from the accounting. A pod whose reservation
   // annotation names an active reservation releases it in the same step.
   void upsertPod(const Pod& pod);
-  void removePod(std::string_view uid);
+  void removePod(std::string_view key);  // key as podKey(): uid, or namespace/name
+
+  // Relist after a watch expired (410 Gone): beginResync(kind), then upsert every
+  // listed object, then finishResync(kind) removes every object of that kind that
+  // was not upserted since beginResync. Returns how many were removed.
+  void beginResync(ResyncKind kind);
+  size_t finishResync(ResyncKind kind);
 
   // Reservations: counted on the node like a pod until released or expired.
   bool reserve(Reservation reservation);  // false if the node is unknown or the id is taken
@@ -105,8 +171,14 @@ class MutableClusterView : public ClusterView {
   const Reservation* findReservation(std::string_view id) const;
 
  private:
-  std::unordered_map<std::string, Reservation> reservations_;
-  std::unordered_map<std::string, std::string> podUidByReservation_;
+  void attach(uint32_t slot, NodeInfo& node);
+  void detach(uint32_t slot);
+  void forgetPod(uint32_t slot);
+  void countImages(const Node& node, int32_t delta);
+
+  StringMap<Reservation> reservations_;
+  uint32_t nodeGeneration_ = 0;
+  uint32_t podGeneration_ = 0;
 };
 
 class ClusterState {
@@ -125,7 +197,11 @@ class ClusterState {
   void upsertNode(Node node) { update([&](MutableClusterView& v) { v.upsertNode(std::move(node)); }); }
   void removeNode(std::string_view name) { update([&](MutableClusterView& v) { v.removeNode(name); }); }
   void upsertPod(const Pod& pod) { update([&](MutableClusterView& v) { v.upsertPod(pod); }); }
-  void removePod(std::string_view uid) { update([&](MutableClusterView& v) { v.removePod(uid); }); }
+  void removePod(std::string_view key) { update([&](MutableClusterView& v) { v.removePod(key); }); }
+  void beginResync(ResyncKind kind) { update([&](MutableClusterView& v) { v.beginResync(kind); }); }
+  size_t finishResync(ResyncKind kind) {
+    return update([&](MutableClusterView& v) { return v.finishResync(kind); });
+  }
 
  private:
   mutable std::shared_mutex mutex_;

@@ -5,6 +5,15 @@
 //  - a PlacerConfiguration (apiVersion placer.io/v1alpha1, kind PlacerConfiguration):
 //    placer's settings beside a "profile" written like a KubeSchedulerConfiguration profile.
 // Unknown keys in placer's own settings are refused, so typos fail at start-up.
+//
+// PlacerConfiguration keys (README "Configuration" has a full example):
+//   schedulerNames: [string]          fallbackSchedulerName: string
+//   reservationTTL: Go duration ("30s", "1m30s")
+//   excludedNamespaces: [string]      ownNamespace: string
+//   placePodsWithBoundVolumes: bool
+//   webhook:  {listen, tlsCertFile, tlsKeyFile, maxRequestBytes, workerThreads}
+//   extender: {listen, tlsCertFile, tlsKeyFile, tokenFile}
+//   profile:  one KubeSchedulerConfiguration profile (or profiles: [...], the first is used)
 
 #include <chrono>
 #include <memory>
@@ -53,5 +62,8 @@ Result<PlacerConfiguration> configurationFromJson(const nlohmann::json& document
 Result<PlacerConfiguration> parseConfiguration(std::string_view text);
 // Reads and parses a file; errors name the file.
 Result<PlacerConfiguration> loadConfigurationFile(const std::string& path);
+
+// Go's time.ParseDuration ("300ms", "1.5h", "2h45m", "-1s"; units ns us µs ms s m h).
+Result<std::chrono::nanoseconds> parseGoDuration(std::string_view text);
 
 }  // namespace placer

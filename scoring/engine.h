@@ -46,11 +46,17 @@ struct Decision {
   std::vector<std::pair<std::string, int32_t>> reasonCounts;
   // Set when a PreFilter plugin rejected the pod for every node.
   std::optional<Status> preFilterRejection;
+  // Set when a plugin returned Code::Error (or a score outside 0..100 after
+  // normalising): as in kube-scheduler the cycle fails and no node is selected.
+  std::optional<Status> failure;
   // Detail::Full only.
   std::vector<std::string_view> scorePlugins;
   std::vector<NodeOutcome> nodes;
 
   // "0/5 nodes are available: 3 Insufficient cpu, 2 node(s) had untolerated taint {a: b}."
+  // exactly as kube-scheduler's FitError.Error(): "<count> <reason>" entries sorted as
+  // strings, or the PreFilter rejection's message. With no node at all:
+  // "no nodes available to schedule pods"; after a failure: the failure's message.
   std::string unschedulableMessage() const;
 };
 

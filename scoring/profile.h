@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
@@ -30,8 +31,14 @@ struct WeightedScorePlugin {
 class Profile {
  public:
   // `profile` is one element of KubeSchedulerConfiguration.profiles (or null for defaults).
+  // Errors name the field under `path` ("profiles[0].plugins.score.enabled[2]: unknown plugin \"Foo\"").
+  // Plugins kube-scheduler has but placer does not implement (PodTopologySpread,
+  // VolumeBinding, PrioritySort, DefaultBinder, ...) are accepted and ignored, with a
+  // warning; names neither knows are errors. Extension points placer does not run
+  // (queueSort, bind, permit, ...) are accepted and ignored likewise.
   static Result<std::shared_ptr<const Profile>> fromJson(const nlohmann::json& profile,
-                                                         const PluginRegistry& registry = builtinPlugins());
+                                                         const PluginRegistry& registry = builtinPlugins(),
+                                                         std::string_view path = "profiles[0]");
   static std::shared_ptr<const Profile> defaults();
 
   const std::string& schedulerName() const { return schedulerName_; }
@@ -39,6 +46,8 @@ class Profile {
   const std::vector<const FilterPlugin*>& filterPlugins() const { return filter_; }
   const std::vector<const PreScorePlugin*>& preScorePlugins() const { return preScore_; }
   const std::vector<WeightedScorePlugin>& scorePlugins() const { return score_; }
+  // What was accepted but ignored (unimplemented upstream plugins, extension points placer lacks).
+  const std::vector<std::string>& warnings() const { return warnings_; }
 
  private:
   std::string schedulerName_ = "default-scheduler";
@@ -47,6 +56,9 @@ class Profile {
   std::vector<const FilterPlugin*> filter_;
   std::vector<const PreScorePlugin*> preScore_;
   std::vector<WeightedScorePlugin> score_;
+  std::vector<std::string> warnings_;
+
+  friend class ProfileBuilder;
 };
 
 }  // namespace placer

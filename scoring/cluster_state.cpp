@@ -1,0 +1,331 @@
+#include "scoring/cluster_state.h"
+
+#include <algorithm>
+
+namespace placer {
+
+// ---- StringTable ----
+
+uint32_t StringTable::acquire(std::string_view text) {
+  if (auto it = index_.find(text); it != index_.end()) {
+    ++entries_[it->second].refs;
+    return it->second;
+  }
+  uint32_t id;
+  if (!free_.empty()) {
+    id = free_.back();
+    free_.pop_back();
+    entries_[id].text.assign(text);
+  } else {
+    id = static_cast<uint32_t>(entries_.size());
+    entries_.push_back(Entry{std::string(text), 0});
+  }
+  entries_[id].refs = 1;
+  index_.emplace(entries_[id].text, id);
+  return id;
+}
+
+void StringTable::release(uint32_t id) {
+  if (id == kNone) return;
+  Entry& e = entries_[id];
+  if (--e.refs > 0) return;
+  index_.erase(e.text);
+  e.text.clear();
+  e.text.shrink_to_fit();
+  free_.push_back(id);
+}
+
+uint32_t StringTable::find(std::string_view text) const {
+  auto it = index_.find(text);
+  return it == index_.end() ? kNone : it->second;
+}
+
+// ---- NodeInfo ----
+
+std::string podKey(const Pod& pod) {
+  if (!pod.uid.empty()) return pod.uid;
+  std::string key;
+  key.reserve(pod.namespace_.size() + 1 + pod.name.size());
+  key.append(pod.namespace_).append("/").append(pod.name);
+  return key;
+}
+
+void NodeInfo::addUsage(const Resources& requests, const Resources& nonZero, std::span<const HostPort> ports) {
+  requested.add(requests);
+  nonZeroRequested.milliCpu += nonZero.milliCpu;
+  nonZeroRequested.memory += nonZero.memory;
+  ++podCount;
+  usedPorts.insert(usedPorts.end(), ports.begin(), ports.end());
+}
+
+void NodeInfo::removeUsage(const Resources& requests, const Resources& nonZero, std::span<const HostPort> ports) {
+  requested.subtract(requests);
+  nonZeroRequested.milliCpu -= nonZero.milliCpu;
+  nonZeroRequested.memory -= nonZero.memory;
+  --podCount;
+  for (const HostPort& port : ports) {
+    auto it = std::find(usedPorts.begin(), usedPorts.end(), port);
+    if (it != usedPorts.end()) usedPorts.erase(it);  // one entry: the multiset keeps the others
+  }
+}
+
+// ---- ClusterView ----
+
+const NodeInfo* ClusterView::findNode(std::string_view name) const {
+  auto it = nodeIndex_.find(name);
+  return it == nodeIndex_.end() ? nullptr : &nodes_[it->second];
+}
+
+int32_t ClusterView::imageNodeCount(std::string_view normalizedImage) const {
+  auto it = imageNodeCounts_.find(normalizedImage);
+  return it == imageNodeCounts_.end() ? 0 : it->second;
+}
+
+const PodRecord* ClusterView::pod(uint32_t slot) const {
+  if (slot >= podTable_.size() || podTable_[slot].nodeNameId == StringTable::kNone) return nullptr;
+  return &podTable_[slot];
+}
+
+const PodRecord* ClusterView::findPod(std::string_view key) const {
+  auto it = podByKey_.find(key);
+  return it == podByKey_.end() ? nullptr : &podTable_[it->second];
+}
+
+std::optional<std::string_view> ClusterView::podLabel(const PodRecord& pod, std::string_view key) const {
+  uint32_t id = strings_.find(key);
+  if (id == StringTable::kNone) return std::nullopt;
+  for (const auto& [k, v] : pod.labels)
+    if (k == id) return strings_.text(v);
+  return std::nullopt;
+}
+
+// ---- MutableClusterView: nodes ----
+
+void MutableClusterView::countImages(const Node& node, int32_t delta) {
+  // A node counts once per image name, even when two entries list the same name.
+  std::vector<std::string_view> names;
+  for (const NodeImage& image : node.images)
+    for (const std::string& name : image.names) names.push_back(name);
+  std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());
+  for (std::string_view name : names) {
+    auto it = imageNodeCounts_.find(name);
+    if (it == imageNodeCounts_.end()) {
+      if (delta > 0) imageNodeCounts_.emplace(std::string(name), delta);
+      continue;
+    }
+    it->second += delta;
+    if (it->second <= 0) imageNodeCounts_.erase(it);
+  }
+}
+
+void MutableClusterView::upsertNode(Node node) {
+  if (auto it = nodeIndex_.find(node.name); it != nodeIndex_.end()) {
+    NodeInfo& info = nodes_[it->second];
+    countImages(info.node, -1);
+    info.node = std::move(node);
+    countImages(info.node, +1);
+    info.generation = nodeGeneration_;
+    return;
+  }
+  uint32_t index = static_cast<uint32_t>(nodes_.size());
+  nodes_.emplace_back();
+  NodeInfo& info = nodes_.back();
+  info.node = std::move(node);
+  info.generation = nodeGeneration_;
+  nodeIndex_.emplace(info.node.name, index);
+  countImages(info.node, +1);
+  if (auto orphans = orphanSlots_.find(info.node.name); orphans != orphanSlots_.end()) {
+    std::vector<uint32_t> slots = std::move(orphans->second);
+    orphanSlots_.erase(orphans);
+    for (uint32_t slot : slots) attach(slot, info);
+  }
+}
+
+void MutableClusterView::removeNode(std::string_view nameView) {
+  std::string name(nameView);  // the argument may point into the node being removed
+  auto it = nodeIndex_.find(name);
+  if (it == nodeIndex_.end()) return;
+  uint32_t index = it->second;
+  NodeInfo& info = nodes_[index];
+  countImages(info.node, -1);
+  std::vector<uint32_t>& orphans = orphanSlots_[name];
+  for (uint32_t slot : info.podSlots) {
+    podTable_[slot].attached = false;
+    orphans.push_back(slot);
+  }
+  if (orphans.empty()) orphanSlots_.erase(name);
+  std::erase_if(reservations_, [&](const auto& entry) { return entry.second.nodeName == name; });
+
+  nodeIndex_.erase(it);
+  if (index + 1 != nodes_.size()) {
+    nodes_[index] = std::move(nodes_.back());
+    nodeIndex_.find(nodes_[index].node.name)->second = index;
+  }
+  nodes_.pop_back();
+}
+
+// ---- MutableClusterView: pods ----
+
+void MutableClusterView::attach(uint32_t slot, NodeInfo& node) {
+  PodRecord& record = podTable_[slot];
+  Resources nonZero;
+  nonZero.milliCpu = record.nonZeroMilliCpu;
+  nonZero.memory = record.nonZeroMemory;
+  node.addUsage(record.requests, nonZero, record.hostPorts);
+  node.podSlots.push_back(slot);
+  record.attached = true;
+}
+
+void MutableClusterView::detach(uint32_t slot) {
+  PodRecord& record = podTable_[slot];
+  std::string_view nodeName = strings_.text(record.nodeNameId);
+  if (record.attached) {
+    NodeInfo& node = nodes_[nodeIndex_.find(nodeName)->second];
+    Resources nonZero;
+    nonZero.milliCpu = record.nonZeroMilliCpu;
+    nonZero.memory = record.nonZeroMemory;
+    node.removeUsage(record.requests, nonZero, record.hostPorts);
+    auto pos = std::find(node.podSlots.begin(), node.podSlots.end(), slot);
+    if (pos != node.podSlots.end()) {
+      *pos = node.podSlots.back();
+      node.podSlots.pop_back();
+    }
+    record.attached = false;
+    return;
+  }
+  auto orphans = orphanSlots_.find(nodeName);
+  if (orphans == orphanSlots_.end()) return;
+  std::erase(orphans->second, slot);
+  if (orphans->second.empty()) orphanSlots_.erase(orphans);
+}
+
+void MutableClusterView::forgetPod(uint32_t slot) {
+  detach(slot);
+  PodRecord& record = podTable_[slot];
+  strings_.release(record.namespaceId);
+  strings_.release(record.nodeNameId);
+  for (const auto& [k, v] : record.labels) {
+    strings_.release(k);
+    strings_.release(v);
+  }
+  record = PodRecord{};
+  freePodSlots_.push_back(slot);
+}
+
+void MutableClusterView::upsertPod(const Pod& pod) {
+  if (const std::string* id = findLabel(pod.annotations, kReservationAnnotation)) release(*id);
+
+  std::string key = podKey(pod);
+  auto it = podByKey_.find(key);
+  bool counted = !pod.nodeName.empty() && !pod.isTerminal();
+  if (!counted) {
+    if (it != podByKey_.end()) {
+      forgetPod(it->second);
+      podByKey_.erase(it);
+    }
+    return;
+  }
+
+  // The new record is built before the old one lets go of its strings, so an
+  // unchanged label is never dropped from the table and interned again.
+  PodRecord record;
+  record.name = pod.name;
+  record.namespaceId = strings_.acquire(pod.namespace_);
+  record.nodeNameId = strings_.acquire(pod.nodeName);
+  record.generation = podGeneration_;
+  record.labels.reserve(pod.labels.size());
+  for (const auto& [k, v] : pod.labels) record.labels.emplace_back(strings_.acquire(k), strings_.acquire(v));
+  record.requests = pod.requests;
+  record.nonZeroMilliCpu = pod.nonZeroRequests.milliCpu;
+  record.nonZeroMemory = pod.nonZeroRequests.memory;
+  record.hostPorts = pod.hostPorts;
+
+  uint32_t slot;
+  if (it != podByKey_.end()) {
+    slot = it->second;
+    forgetPod(slot);
+    freePodSlots_.pop_back();  // forgetPod freed exactly this slot; keep it
+  } else if (!freePodSlots_.empty()) {
+    slot = freePodSlots_.back();
+    freePodSlots_.pop_back();
+    podByKey_.emplace(std::move(key), slot);
+  } else {
+    slot = static_cast<uint32_t>(podTable_.size());
+    podTable_.emplace_back();
+    podByKey_.emplace(std::move(key), slot);
+  }
+  podTable_[slot] = std::move(record);
+
+  if (auto node = nodeIndex_.find(pod.nodeName); node != nodeIndex_.end())
+    attach(slot, nodes_[node->second]);
+  else
+    orphanSlots_[pod.nodeName].push_back(slot);
+}
+
+void MutableClusterView::removePod(std::string_view key) {
+  auto it = podByKey_.find(key);
+  if (it == podByKey_.end()) return;
+  forgetPod(it->second);
+  podByKey_.erase(it);
+}
+
+// ---- MutableClusterView: resync ----
+
+void MutableClusterView::beginResync(ResyncKind kind) {
+  if (kind == ResyncKind::Nodes) {
+    ++nodeGeneration_;
+  } else {
+    ++podGeneration_;
+  }
+}
+
+size_t MutableClusterView::finishResync(ResyncKind kind) {
+  std::vector<std::string> stale;
+  if (kind == ResyncKind::Nodes) {
+    for (const NodeInfo& info : nodes_)
+      if (info.generation != nodeGeneration_) stale.push_back(info.node.name);
+    for (const std::string& name : stale) removeNode(name);
+  } else {
+    for (const auto& [key, slot] : podByKey_)
+      if (podTable_[slot].generation != podGeneration_) stale.push_back(key);
+    for (const std::string& key : stale) removePod(key);
+  }
+  return stale.size();
+}
+
+// ---- MutableClusterView: reservations ----
+
+bool MutableClusterView::reserve(Reservation reservation) {
+  auto node = nodeIndex_.find(reservation.nodeName);
+  if (node == nodeIndex_.end() || reservations_.contains(reservation.id)) return false;
+  nodes_[node->second].addUsage(reservation.requests, reservation.nonZeroRequests, reservation.hostPorts);
+  std::string id = reservation.id;
+  reservations_.emplace(std::move(id), std::move(reservation));
+  return true;
+}
+
+bool MutableClusterView::release(std::string_view id) {
+  auto it = reservations_.find(id);
+  if (it == reservations_.end()) return false;
+  const Reservation& r = it->second;
+  if (auto node = nodeIndex_.find(r.nodeName); node != nodeIndex_.end())
+    nodes_[node->second].removeUsage(r.requests, r.nonZeroRequests, r.hostPorts);
+  reservations_.erase(it);
+  return true;
+}
+
+size_t MutableClusterView::expireReservations(std::chrono::steady_clock::time_point now) {
+  std::vector<std::string> expired;
+  for (const auto& [id, r] : reservations_)
+    if (r.expires <= now) expired.push_back(id);
+  for (const std::string& id : expired) release(id);
+  return expired.size();
+}
+
+const Reservation* MutableClusterView::findReservation(std::string_view id) const {
+  auto it = reservations_.find(id);
+  return it == reservations_.end() ? nullptr : &it->second;
+}
+
+}  // namespace placer

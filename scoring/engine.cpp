@@ -1,0 +1,258 @@
+#include "scoring/engine.h"
+
+#include <algorithm>
+#include <string>
+
+namespace placer {
+namespace {
+
+constexpr std::string_view kNoNodesAvailable = "no nodes available to schedule pods";
+
+// Buffers reused by every decision of a thread, so the hot path allocates
+// nothing per node (and after warm-up nothing per decision but the plugins' state).
+struct Scratch {
+  std::vector<uint32_t> feasible;             // candidate indices
+  std::vector<const NodeInfo*> feasibleNodes; // parallel to feasible
+  std::vector<NodeScore> scores;              // plugin-major: [plugin][feasible]
+  std::vector<int64_t> totals;                // parallel to feasible
+};
+thread_local Scratch scratch;
+
+void countReasons(std::vector<std::pair<std::string, int32_t>>& counts, const std::vector<std::string>& reasons,
+                  int32_t times) {
+  for (const std::string& reason : reasons) {
+    auto it = std::find_if(counts.begin(), counts.end(), [&](const auto& e) { return e.first == reason; });
+    if (it == counts.end())
+      counts.emplace_back(reason, times);
+    else
+      it->second += times;
+  }
+}
+
+std::string joinReasons(const std::vector<std::string>& reasons) {
+  std::string out;
+  for (const std::string& r : reasons) {
+    if (!out.empty()) out += ", ";
+    out += r;
+  }
+  return out;
+}
+
+// A PreFilter/Filter/PreScore result that is neither success, skip nor a
+// rejection fails the whole cycle, as upstream's framework does.
+Status asFailure(std::string_view point, std::string_view plugin, const Status& status) {
+  std::string message = "running \"";
+  message.append(plugin).append("\" ").append(point).append(" plugin: ").append(joinReasons(status.reasons()));
+  Status failure(Code::Error, std::move(message));
+  failure.setPlugin(plugin);
+  return failure;
+}
+
+bool hasName(std::string_view name, const std::vector<std::string_view>& names) {
+  return std::find(names.begin(), names.end(), name) != names.end();
+}
+
+template <class NodeAt>
+Decision run(const Profile& profile, const Pod& pod, const ClusterView& view, size_t count, NodeAt nodeAt,
+             Detail detail) {
+  Decision decision;
+  decision.nodeCount = count;
+  const bool full = detail == Detail::Full;
+  const auto& scorePlugins = profile.scorePlugins();
+  if (full) {
+    decision.scorePlugins.reserve(scorePlugins.size());
+    for (const WeightedScorePlugin& p : scorePlugins) decision.scorePlugins.push_back(p.plugin->name());
+    decision.nodes.resize(count);
+    for (size_t i = 0; i < count; ++i) decision.nodes[i].node = &nodeAt(i);
+  }
+  if (count == 0) return decision;
+
+  CycleState state;
+
+  // PreFilter: a Skip switches off the same plugin's Filter; a rejection
+  // (or an error) ends the cycle with the same status on every node.
+  std::vector<std::string_view> skippedFilters;
+  for (const PreFilterPlugin* plugin : profile.preFilterPlugins()) {
+    Status status = plugin->preFilter(state, pod, view);
+    if (status.isSuccess()) continue;
+    if (status.isSkip()) {
+      skippedFilters.push_back(plugin->name());
+      continue;
+    }
+    status.setPlugin(plugin->name());
+    if (!status.isRejected()) status = asFailure("prefilter", plugin->name(), status);
+    countReasons(decision.reasonCounts, status.reasons(), static_cast<int32_t>(count));
+    if (full) {
+      for (NodeOutcome& outcome : decision.nodes) {
+        outcome.code = status.code();
+        outcome.reasons = status.reasons();
+        outcome.failedPlugin = status.plugin();
+      }
+    }
+    if (status.code() == Code::Error)
+      decision.failure = std::move(status);
+    else
+      decision.preFilterRejection = std::move(status);
+    std::sort(decision.reasonCounts.begin(), decision.reasonCounts.end());
+    return decision;
+  }
+
+  const auto& filters = profile.filterPlugins();
+  // Filters to run, in order; the skipped ones left out once, not per node.
+  const FilterPlugin* active[64];
+  size_t activeCount = 0;
+  std::vector<const FilterPlugin*> activeOverflow;
+  for (const FilterPlugin* f : filters) {
+    if (!skippedFilters.empty() && hasName(f->name(), skippedFilters)) continue;
+    if (activeCount < 64)
+      active[activeCount++] = f;
+    else
+      activeOverflow.push_back(f);
+  }
+
+  Scratch& s = scratch;
+  s.feasible.clear();
+  s.feasibleNodes.clear();
+  if (s.feasible.capacity() < count) {
+    s.feasible.reserve(count);
+    s.feasibleNodes.reserve(count);
+  }
+
+  // Filter: every candidate; the first failing plugin decides the node's reasons.
+  for (size_t i = 0; i < count; ++i) {
+    const NodeInfo& node = nodeAt(i);
+    const FilterPlugin* failed = nullptr;
+    Status status;
+    for (size_t f = 0; f < activeCount + activeOverflow.size(); ++f) {
+      const FilterPlugin* plugin = f < activeCount ? active[f] : activeOverflow[f - activeCount];
+      status = plugin->filter(state, pod, node);
+      if (!status.isSuccess()) {
+        failed = plugin;
+        break;
+      }
+    }
+    if (failed == nullptr) {
+      s.feasible.push_back(static_cast<uint32_t>(i));
+      s.feasibleNodes.push_back(&node);
+      continue;
+    }
+    status.setPlugin(failed->name());
+    if (!status.isRejected()) {
+      status = asFailure("filter", failed->name(), status);
+      if (!decision.failure) decision.failure = status;
+    }
+    countReasons(decision.reasonCounts, status.reasons(), 1);
+    if (full) {
+      NodeOutcome& outcome = decision.nodes[i];
+      outcome.code = status.code();
+      outcome.failedPlugin = status.plugin();
+      outcome.reasons = status.reasons();
+    }
+  }
+  std::sort(decision.reasonCounts.begin(), decision.reasonCounts.end());
+
+  const size_t feasibleCount = s.feasible.size();
+  decision.feasibleCount = feasibleCount;
+  if (full)
+    for (NodeOutcome& outcome : decision.nodes)
+      if (outcome.code == Code::Success) outcome.pluginScores.assign(scorePlugins.size(), 0);
+  if (feasibleCount == 0 || decision.failure) return decision;
+
+  // PreScore on the feasible nodes: Skip means the plugin scores 0 everywhere.
+  std::vector<std::string_view> skippedScores;
+  std::span<const NodeInfo* const> feasibleNodes(s.feasibleNodes.data(), feasibleCount);
+  for (const PreScorePlugin* plugin : profile.preScorePlugins()) {
+    Status status = plugin->preScore(state, pod, feasibleNodes, view);
+    if (status.isSuccess()) continue;
+    if (status.isSkip()) {
+      skippedScores.push_back(plugin->name());
+      continue;
+    }
+    decision.failure = asFailure("prescore", plugin->name(), status);
+    return decision;
+  }
+
+  // Score, NormalizeScore, weight. Totals are the weighted sums.
+  s.scores.resize(scorePlugins.size() * feasibleCount);
+  s.totals.assign(feasibleCount, 0);
+  for (size_t p = 0; p < scorePlugins.size(); ++p) {
+    const WeightedScorePlugin& weighted = scorePlugins[p];
+    std::span<NodeScore> scores(s.scores.data() + p * feasibleCount, feasibleCount);
+    if (!skippedScores.empty() && hasName(weighted.plugin->name(), skippedScores)) {
+      for (size_t j = 0; j < feasibleCount; ++j) scores[j] = NodeScore{static_cast<uint32_t>(j), 0};
+      continue;
+    }
+    for (size_t j = 0; j < feasibleCount; ++j)
+      scores[j] = NodeScore{static_cast<uint32_t>(j), weighted.plugin->score(state, pod, *s.feasibleNodes[j])};
+    weighted.plugin->normalizeScores(state, pod, scores);
+    for (size_t j = 0; j < feasibleCount; ++j) {
+      int64_t score = scores[j].score;
+      if (score < kMinNodeScore || score > kMaxNodeScore) {
+        Status failure(Code::Error, "plugin \"" + std::string(weighted.plugin->name()) + "\" returns an invalid score " +
+                                        std::to_string(score) + ", it should in the range of [0, 100] after normalizing");
+        failure.setPlugin(weighted.plugin->name());
+        decision.failure = std::move(failure);
+        return decision;
+      }
+      s.totals[j] += score * weighted.weight;
+    }
+  }
+
+  // Selection: the highest total; ties to the byte-wise smallest name.
+  size_t best = 0;
+  for (size_t j = 1; j < feasibleCount; ++j) {
+    if (s.totals[j] > s.totals[best] ||
+        (s.totals[j] == s.totals[best] && s.feasibleNodes[j]->name() < s.feasibleNodes[best]->name()))
+      best = j;
+  }
+  decision.selected = s.feasibleNodes[best];
+  decision.selectedTotal = s.totals[best];
+
+  if (full) {
+    for (size_t j = 0; j < feasibleCount; ++j) {
+      NodeOutcome& outcome = decision.nodes[s.feasible[j]];
+      for (size_t p = 0; p < scorePlugins.size(); ++p) outcome.pluginScores[p] = s.scores[p * feasibleCount + j].score;
+      outcome.total = s.totals[j];
+    }
+  }
+  return decision;
+}
+
+}  // namespace
+
+Decision Engine::place(const Pod& pod, const ClusterView& view, Detail detail) const {
+  std::span<const NodeInfo> nodes = view.nodes();
+  return run(*profile_, pod, view, nodes.size(), [&](size_t i) -> const NodeInfo& { return nodes[i]; }, detail);
+}
+
+Decision Engine::evaluate(const Pod& pod, const ClusterView& view, std::span<const NodeInfo* const> candidates,
+                          Detail detail) const {
+  return run(*profile_, pod, view, candidates.size(), [&](size_t i) -> const NodeInfo& { return *candidates[i]; },
+             detail);
+}
+
+std::string Decision::unschedulableMessage() const {
+  if (failure) return joinReasons(failure->reasons());
+  if (nodeCount == 0) return std::string(kNoNodesAvailable);
+  std::string message = "0/" + std::to_string(nodeCount) + " nodes are available:";
+  if (preFilterRejection) {
+    message += " " + joinReasons(preFilterRejection->reasons()) + ".";
+    return message;
+  }
+  // Upstream sorts the formatted "<count> <reason>" strings, so "10 x" sorts before "2 y".
+  std::vector<std::string> entries;
+  entries.reserve(reasonCounts.size());
+  for (const auto& [reason, n] : reasonCounts) entries.push_back(std::to_string(n) + " " + reason);
+  std::sort(entries.begin(), entries.end());
+  if (!entries.empty()) {
+    message += " ";
+    for (size_t i = 0; i < entries.size(); ++i) {
+      if (i > 0) message += ", ";
+      message += entries[i];
+    }
+    message += ".";
+  }
+  return message;
+}
+
+}  // namespace placer
