@@ -1,0 +1,361 @@
+#include "webhook/certs_kube_api.h"
+
+#include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/ssl.h>
+#include <openssl/x509v3.h>
+
+#include <mutex>
+#include <sstream>
+
+#include <Poco/Exception.h>
+#include <Poco/Net/Context.h>
+#include <Poco/Net/HTTPClientSession.h>
+#include <Poco/Net/HTTPRequest.h>
+#include <Poco/Net/HTTPResponse.h>
+#include <Poco/Net/HTTPSClientSession.h>
+#include <Poco/Net/IPAddress.h>
+#include <Poco/Net/SSLManager.h>
+#include <Poco/StreamCopier.h>
+#include <Poco/URI.h>
+
+#include "webhook/kube/api_client.h"
+
+namespace placer::certs {
+namespace {
+
+using nlohmann::json;
+
+constexpr const char* kWebhookConfigurations = "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/";
+
+std::string secretsPath(const std::string& ns) { return "/api/v1/namespaces/" + kube::urlEncode(ns) + "/secrets"; }
+
+struct HttpAnswer {
+  int status = 0;
+  std::string body;
+};
+
+// The API server's message from a metav1.Status body, or the raw body.
+std::string statusMessage(const HttpAnswer& a) {
+  try {
+    json status = json::parse(a.body);
+    if (status.is_object() && status.contains("message") && status["message"].is_string()) {
+      return "HTTP " + std::to_string(a.status) + ": " + status["message"].get<std::string>();
+    }
+  } catch (const json::exception&) {
+  }
+  return "HTTP " + std::to_string(a.status) + ": " + a.body.substr(0, 200);
+}
+
+Result<json> parseBody(const HttpAnswer& a, std::string_view what) {
+  try {
+    return json::parse(a.body);
+  } catch (const json::exception& e) {
+    return Error{std::string(what) + ": response is not JSON: " + e.what()};
+  }
+}
+
+class KubeCertificateApi : public CertificateApi {
+ public:
+  static Result<std::unique_ptr<CertificateApi>> create(const kube::KubeConfig& config);
+
+  Result<std::optional<StoredSecret>> getSecret(const std::string& ns, const std::string& name) override {
+    auto a = request(Poco::Net::HTTPRequest::HTTP_GET, secretsPath(ns) + "/" + kube::urlEncode(name), "", "");
+    if (!a) return a.error();
+    if (a->status == 404) return std::optional<StoredSecret>{};
+    if (a->status != 200) return Error{statusMessage(*a)};
+    auto body = parseBody(*a, "secret");
+    if (!body) return body.error();
+    auto secret = decodeSecret(*body);
+    if (!secret) return secret.error();
+    return std::optional<StoredSecret>(std::move(*secret));
+  }
+
+  Result<WriteResult> createSecret(const std::string& ns, const std::string& name, const SecretData& data) override {
+    auto a = request(Poco::Net::HTTPRequest::HTTP_POST, secretsPath(ns), "application/json",
+                     encodeSecret(ns, name, data, "").dump());
+    return writeResult(a);
+  }
+
+  Result<WriteResult> updateSecret(const std::string& ns, const std::string& name, const SecretData& data,
+                                   const std::string& resourceVersion) override {
+    auto a = request(Poco::Net::HTTPRequest::HTTP_PUT, secretsPath(ns) + "/" + kube::urlEncode(name),
+                     "application/json", encodeSecret(ns, name, data, resourceVersion).dump());
+    return writeResult(a);
+  }
+
+  Result<std::optional<WebhookConfigurationState>> getWebhookConfiguration(const std::string& name) override {
+    auto a = request(Poco::Net::HTTPRequest::HTTP_GET, kWebhookConfigurations + kube::urlEncode(name), "", "");
+    if (!a) return a.error();
+    if (a->status == 404) return std::optional<WebhookConfigurationState>{};
+    if (a->status != 200) return Error{statusMessage(*a)};
+    auto body = parseBody(*a, "mutatingwebhookconfiguration");
+    if (!body) return body.error();
+    auto state = decodeWebhookConfiguration(*body);
+    if (!state) return state.error();
+    return std::optional<WebhookConfigurationState>(std::move(*state));
+  }
+
+  Result<WriteResult> patchCaBundles(const std::string& name,
+                                     const std::vector<std::pair<size_t, std::string>>& indexedNames,
+                                     const std::string& caBundlePem) override {
+    auto a = request("PATCH", kWebhookConfigurations + kube::urlEncode(name), "application/json-patch+json",
+                     caBundlePatch(indexedNames, caBundlePem).dump());
+    // A failed "test" operation (the list changed under us) is 422 upstream.
+    if (a && a->status == 422) return WriteResult::Conflict;
+    return writeResult(a);
+  }
+
+ private:
+  KubeCertificateApi(const kube::KubeConfig& config, Poco::URI server, Poco::Net::Context::Ptr context)
+      : token_(config.token, config.tokenFile, std::chrono::minutes(1)),
+        server_(std::move(server)),
+        context_(std::move(context)) {}
+
+  static Result<WriteResult> writeResult(const Result<HttpAnswer>& a) {
+    if (!a) return a.error();
+    if (a->status == 409) return WriteResult::Conflict;
+    if (a->status < 200 || a->status >= 300) return Error{statusMessage(*a)};
+    return WriteResult::Done;
+  }
+
+  Result<HttpAnswer> request(const std::string& method, const std::string& path, const std::string& contentType,
+                             const std::string& body) {
+    const std::string target = server_.getPath() + path;
+    const std::string what = method + " " + server_.toString() + path;
+    try {
+      std::unique_ptr<Poco::Net::HTTPClientSession> session;
+      if (context_) {
+        session = std::make_unique<Poco::Net::HTTPSClientSession>(server_.getHost(), server_.getPort(), context_);
+      } else {
+        session = std::make_unique<Poco::Net::HTTPClientSession>(server_.getHost(), server_.getPort());
+      }
+      session->setTimeout(Poco::Timespan(10, 0), Poco::Timespan(30, 0), Poco::Timespan(30, 0));
+      Poco::Net::HTTPRequest req(method, target, Poco::Net::HTTPMessage::HTTP_1_1);
+      req.set("Accept", "application/json");
+      req.set("User-Agent", "placer-certs");
+      if (std::string token = token_.current(); !token.empty()) req.set("Authorization", "Bearer " + token);
+      if (!body.empty()) {
+        req.setContentType(contentType);
+        req.setContentLength(static_cast<std::streamsize>(body.size()));
+      }
+      std::ostream& out = session->sendRequest(req);
+      out << body;
+      Poco::Net::HTTPResponse response;
+      std::istream& in = session->receiveResponse(response);
+      HttpAnswer answer;
+      answer.status = static_cast<int>(response.getStatus());
+      Poco::StreamCopier::copyToString(in, answer.body);
+      if (answer.status == 401) token_.invalidate();
+      return answer;
+    } catch (const Poco::Exception& e) {
+      return Error{what + ": " + e.displayText()};
+    } catch (const std::exception& e) {
+      return Error{what + ": " + e.what()};
+    }
+  }
+
+  kube::BearerToken token_;
+  Poco::URI server_;
+  Poco::Net::Context::Ptr context_;  // null for http:// (tests)
+};
+
+std::string opensslError() {
+  unsigned long code = ERR_get_error();
+  ERR_clear_error();
+  char buf[256] = "unknown OpenSSL error";
+  if (code != 0) ERR_error_string_n(code, buf, sizeof buf);
+  return buf;
+}
+
+// Trust, client certificate and host verification as kubectl does them.
+Outcome configureTls(SSL_CTX* ctx, const kube::KubeConfig& config, const std::string& host) {
+  if (config.insecureSkipTlsVerify) {
+    SSL_CTX_set_verify(ctx, SSL_VERIFY_NONE, nullptr);
+  } else {
+    SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, nullptr);
+    if (!config.caPem.empty()) {
+      auto cas = splitCertificates(config.caPem);
+      if (!cas || cas->empty()) return Error{"certificate authority: no PEM certificate found"};
+      for (const std::string& pem : *cas) {
+        BIO* bio = BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size()));
+        if (X509* cert = PEM_read_bio_X509(bio, nullptr, nullptr, nullptr)) {
+          X509_STORE_add_cert(SSL_CTX_get_cert_store(ctx), cert);
+          X509_free(cert);
+        }
+        BIO_free(bio);
+      }
+      ERR_clear_error();
+    }
+    const std::string& name = config.tlsServerName.empty() ? host : config.tlsServerName;
+    Poco::Net::IPAddress address;
+    X509_VERIFY_PARAM* param = SSL_CTX_get0_param(ctx);
+    int ok = Poco::Net::IPAddress::tryParse(name, address)
+                 ? X509_VERIFY_PARAM_set1_ip_asc(param, name.c_str())
+                 : X509_VERIFY_PARAM_set1_host(param, name.c_str(), name.size());
+    if (ok != 1) return Error{"server name " + name + ": " + opensslError()};
+  }
+  if (!config.clientCertPem.empty()) {
+    BIO* certBio = BIO_new_mem_buf(config.clientCertPem.data(), static_cast<int>(config.clientCertPem.size()));
+    X509* cert = PEM_read_bio_X509(certBio, nullptr, nullptr, nullptr);
+    BIO_free(certBio);
+    BIO* keyBio = BIO_new_mem_buf(config.clientKeyPem.data(), static_cast<int>(config.clientKeyPem.size()));
+    EVP_PKEY* key = PEM_read_bio_PrivateKey(keyBio, nullptr, nullptr, nullptr);
+    BIO_free(keyBio);
+    const bool ok = cert && key && SSL_CTX_use_certificate(ctx, cert) == 1 && SSL_CTX_use_PrivateKey(ctx, key) == 1 &&
+                    SSL_CTX_check_private_key(ctx) == 1;
+    if (cert) X509_free(cert);
+    if (key) EVP_PKEY_free(key);
+    if (!ok) return Error{"client certificate: " + opensslError()};
+  }
+  return {};
+}
+
+Result<std::unique_ptr<CertificateApi>> KubeCertificateApi::create(const kube::KubeConfig& config) {
+  Poco::URI server;
+  try {
+    server = Poco::URI(config.server);
+  } catch (const Poco::Exception& e) {
+    return fieldError("server", e.displayText());
+  }
+  if (server.getScheme() != "https" && server.getScheme() != "http") {
+    return fieldError("server", "scheme must be https or http: " + config.server);
+  }
+  std::string path = server.getPath();
+  while (!path.empty() && path.back() == '/') path.pop_back();
+  server.setPath(path);
+  Poco::Net::Context::Ptr context;
+  if (server.getScheme() == "https") {
+    static std::once_flag sslInit;
+    std::call_once(sslInit, [] { Poco::Net::initializeSSL(); });
+    try {
+      Poco::Net::Context::Params params;
+      params.verificationMode = Poco::Net::Context::VERIFY_NONE;  // OpenSSL's own check, set below
+      params.loadDefaultCAs = config.caPem.empty() && !config.insecureSkipTlsVerify;
+      params.cipherList = "DEFAULT";
+      context = new Poco::Net::Context(Poco::Net::Context::TLS_CLIENT_USE, params);
+      context->enableExtendedCertificateVerification(false);
+    } catch (const Poco::Exception& e) {
+      return Error{"TLS setup: " + e.displayText()};
+    }
+    if (Outcome o = configureTls(context->sslContext(), config, server.getHost()); !o) return o.error();
+  }
+  return std::unique_ptr<CertificateApi>(new KubeCertificateApi(config, std::move(server), std::move(context)));
+}
+
+const json* member(const json& object, const char* key) {
+  if (!object.is_object()) return nullptr;
+  auto it = object.find(key);
+  return it == object.end() || it->is_null() ? nullptr : &*it;
+}
+
+}  // namespace
+
+std::string base64Encode(std::string_view bytes) {
+  std::string out(4 * ((bytes.size() + 2) / 3), '\0');
+  int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()),
+                          reinterpret_cast<const unsigned char*>(bytes.data()), static_cast<int>(bytes.size()));
+  out.resize(static_cast<size_t>(std::max(n, 0)));
+  return out;
+}
+
+Result<std::string> base64Decode(std::string_view field, std::string_view text) {
+  if (text.size() % 4 != 0) return fieldError(field, "invalid base64");
+  if (text.empty()) return std::string();
+  std::string out(3 * text.size() / 4, '\0');
+  int n = EVP_DecodeBlock(reinterpret_cast<unsigned char*>(out.data()),
+                          reinterpret_cast<const unsigned char*>(text.data()), static_cast<int>(text.size()));
+  if (n < 0) return fieldError(field, "invalid base64");
+  size_t padding = text.back() == '=' ? (text[text.size() - 2] == '=' ? 2 : 1) : 0;
+  out.resize(static_cast<size_t>(n) - padding);
+  return out;
+}
+
+json encodeSecret(const std::string& ns, const std::string& name, const SecretData& data,
+                  const std::string& resourceVersion) {
+  json encoded = json::object();
+  for (const auto& [key, value] : data) encoded[key] = base64Encode(value);
+  json secret = {{"apiVersion", "v1"},
+                 {"kind", "Secret"},
+                 {"metadata",
+                  {{"name", name},
+                   {"namespace", ns},
+                   {"labels", {{"app.kubernetes.io/name", "placer"}, {"app.kubernetes.io/component", "certificates"}}}}},
+                 {"type", "kubernetes.io/tls"},
+                 {"data", encoded}};
+  if (!resourceVersion.empty()) secret["metadata"]["resourceVersion"] = resourceVersion;
+  return secret;
+}
+
+Result<StoredSecret> decodeSecret(const json& secret) {
+  StoredSecret out;
+  const json* metadata = member(secret, "metadata");
+  if (metadata == nullptr || !metadata->is_object()) return fieldError("metadata", "missing");
+  if (const json* rv = member(*metadata, "resourceVersion"); rv != nullptr && rv->is_string()) {
+    out.resourceVersion = rv->get<std::string>();
+  }
+  if (const json* data = member(secret, "data")) {
+    if (!data->is_object()) return fieldError("data", "must be a mapping");
+    for (const auto& [key, value] : data->items()) {
+      if (!value.is_string()) return fieldError("data." + key, "must be a string");
+      auto decoded = base64Decode("data." + key, value.get<std::string>());
+      if (!decoded) return decoded.error();
+      out.data[key] = std::move(*decoded);
+    }
+  }
+  return out;
+}
+
+Result<WebhookConfigurationState> decodeWebhookConfiguration(const json& config) {
+  WebhookConfigurationState out;
+  if (const json* metadata = member(config, "metadata")) {
+    if (const json* rv = member(*metadata, "resourceVersion"); rv != nullptr && rv->is_string()) {
+      out.resourceVersion = rv->get<std::string>();
+    }
+  }
+  const json* webhooks = member(config, "webhooks");
+  if (webhooks == nullptr) return out;
+  if (!webhooks->is_array()) return fieldError("webhooks", "must be a list");
+  for (size_t i = 0; i < webhooks->size(); ++i) {
+    const std::string path = "webhooks[" + std::to_string(i) + "]";
+    const json& w = (*webhooks)[i];
+    const json* name = member(w, "name");
+    if (name == nullptr || !name->is_string()) return fieldError(path + ".name", "must be a string");
+    WebhookCaBundle entry{name->get<std::string>(), ""};
+    if (const json* client = member(w, "clientConfig")) {
+      if (const json* bundle = member(*client, "caBundle")) {
+        if (!bundle->is_string()) return fieldError(path + ".clientConfig.caBundle", "must be a string");
+        auto decoded = base64Decode(path + ".clientConfig.caBundle", bundle->get<std::string>());
+        // An undecodable bundle is one to restore, not a reason to stop.
+        entry.caBundlePem = decoded ? std::move(*decoded) : std::string("<invalid base64>");
+      }
+    }
+    out.webhooks.push_back(std::move(entry));
+  }
+  return out;
+}
+
+json caBundlePatch(const std::vector<std::pair<size_t, std::string>>& indexedNames, const std::string& caBundlePem) {
+  json patch = json::array();
+  const std::string encoded = base64Encode(caBundlePem);
+  for (const auto& [index, name] : indexedNames) {
+    const std::string base = "/webhooks/" + std::to_string(index);
+    patch.push_back({{"op", "test"}, {"path", base + "/name"}, {"value", name}});
+    // "add" replaces an existing member and creates a missing one.
+    patch.push_back({{"op", "add"}, {"path", base + "/clientConfig/caBundle"}, {"value", encoded}});
+  }
+  return patch;
+}
+
+Result<std::unique_ptr<CertificateApi>> makeCertificateApi(const kube::KubeConfig& config) {
+  return KubeCertificateApi::create(config);
+}
+
+Result<std::unique_ptr<CertificateApi>> makeCertificateApi(const std::string& kubeconfig) {
+  auto config = kubeconfig.empty() ? kube::loadInClusterConfig() : kube::loadKubeconfigFile(kubeconfig);
+  if (!config) return config.error();
+  return KubeCertificateApi::create(*config);
+}
+
+}  // namespace placer::certs
