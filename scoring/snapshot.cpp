@@ -1,0 +1,151 @@
+#include "scoring/snapshot.h"
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <sstream>
+#include <unordered_map>
+#include <unordered_set>
+
+namespace placer {
+
+using nlohmann::json;
+
+namespace {
+
+std::string at(std::string_view list, size_t index) {
+  return std::string(list) + "[" + std::to_string(index) + "]";
+}
+
+Error prefixed(const std::string& prefix, const Error& error) { return Error{prefix + "." + error.message}; }
+
+// Every amount non-negative and below kMaxSnapshotAmount.
+Outcome checkAmounts(const Resources& r, const std::string& where) {
+  auto check = [&](std::string_view name, int64_t v) -> Outcome {
+    if (v < 0) return fieldError(where + "." + std::string(name), "must not be negative, got " + std::to_string(v));
+    if (v > kMaxSnapshotAmount)
+      return fieldError(where + "." + std::string(name),
+                        "absurdly large (" + std::to_string(v) + " is beyond 2^53 in its unit)");
+    return {};
+  };
+  if (auto o = check("cpu", r.milliCpu); !o) return o;
+  if (auto o = check("memory", r.memory); !o) return o;
+  if (auto o = check("ephemeral-storage", r.ephemeralStorage); !o) return o;
+  if (auto o = check("pods", r.pods); !o) return o;
+  for (const auto& [name, v] : r.scalars)
+    if (auto o = check(name, v); !o) return o;
+  return {};
+}
+
+bool addChecked(int64_t& total, int64_t v) { return !__builtin_add_overflow(total, v, &total); }
+
+}  // namespace
+
+Result<Snapshot> decodeSnapshot(const json& document) {
+  try {
+    if (!document.is_object()) return Error{"snapshot: expected a JSON object with \"nodes\" and \"pods\""};
+    for (const auto& [key, value] : document.items())
+      if (key != "nodes" && key != "pods" && key != "pod" && key != "config")
+        return fieldError(key, "unknown field (a snapshot has nodes, pods, pod and config)");
+    Snapshot snapshot;
+
+    auto nodes = document.find("nodes");
+    if (nodes != document.end() && !nodes->is_null()) {
+      if (!nodes->is_array()) return fieldError("nodes", "expected an array of v1.Node");
+      std::unordered_set<std::string> names;
+      snapshot.nodes.reserve(nodes->size());
+      for (size_t i = 0; i < nodes->size(); ++i) {
+        std::string where = at("nodes", i);
+        auto node = decodeNode((*nodes)[i]);
+        if (!node) return prefixed(where, node.error());
+        if (node->name.empty()) return fieldError(where + ".metadata.name", "Required value");
+        if (!names.insert(node->name).second)
+          return fieldError(where + ".metadata.name", "Duplicate value: \"" + node->name + "\"");
+        if (auto o = checkAmounts(node->allocatable, where + ".status.allocatable"); !o) return o.error();
+        snapshot.nodes.push_back(std::move(*node));
+      }
+    }
+
+    // Per-node totals, so that accounting never overflows.
+    std::unordered_map<std::string, Resources> totals;
+    auto pods = document.find("pods");
+    if (pods != document.end() && !pods->is_null()) {
+      if (!pods->is_array()) return fieldError("pods", "expected an array of v1.Pod");
+      std::unordered_set<std::string> keys;
+      snapshot.pods.reserve(pods->size());
+      for (size_t i = 0; i < pods->size(); ++i) {
+        std::string where = at("pods", i);
+        auto pod = decodePod((*pods)[i]);
+        if (!pod) return prefixed(where, pod.error());
+        if (pod->name.empty() && pod->uid.empty()) return fieldError(where + ".metadata.name", "Required value");
+        if (!keys.insert(podKey(*pod)).second)
+          return fieldError(where + ".metadata", "Duplicate pod \"" + podKey(*pod) + "\"");
+        if (auto o = checkAmounts(pod->requests, where + ".spec (total requests)"); !o) return o.error();
+        if (!pod->nodeName.empty() && !pod->isTerminal()) {
+          Resources& total = totals[pod->nodeName];
+          bool ok = addChecked(total.milliCpu, pod->requests.milliCpu) &&
+                    addChecked(total.memory, pod->requests.memory) &&
+                    addChecked(total.ephemeralStorage, pod->requests.ephemeralStorage);
+          for (const auto& [name, v] : pod->requests.scalars) {
+            int64_t sum = total.scalar(name);
+            ok = ok && addChecked(sum, v);
+            if (ok) total.setScalar(name, sum);
+          }
+          if (!ok)
+            return fieldError(where + ".spec",
+                              "the requests of the pods on node \"" + pod->nodeName + "\" add up beyond 64 bits");
+        }
+        snapshot.pods.push_back(std::move(*pod));
+      }
+    }
+
+    auto pod = document.find("pod");
+    if (pod != document.end() && !pod->is_null()) {
+      auto decoded = decodePod(*pod);
+      if (!decoded) return prefixed("pod", decoded.error());
+      if (auto o = checkAmounts(decoded->requests, "pod.spec (total requests)"); !o) return o.error();
+      snapshot.pod = std::move(*decoded);
+    }
+
+    if (auto config = document.find("config"); config != document.end()) snapshot.config = *config;
+    return snapshot;
+  } catch (const std::exception& e) {
+    return Error{std::string("snapshot: ") + e.what()};
+  }
+}
+
+Result<Snapshot> parseSnapshot(std::string_view text) {
+  json document;
+  try {
+    document = json::parse(text);
+  } catch (const json::exception& e) {
+    return Error{std::string("invalid JSON: ") + e.what()};
+  }
+  return decodeSnapshot(document);
+}
+
+Result<Snapshot> loadSnapshotFile(const std::string& path) {
+  std::string text;
+  if (path == "-") {
+    text.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
+  } else {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return Error{path + ": cannot read: " + std::strerror(errno)};
+    std::ostringstream buffer;
+    buffer << in.rdbuf();
+    if (in.bad()) return Error{path + ": cannot read"};
+    text = std::move(buffer).str();
+  }
+  auto snapshot = parseSnapshot(text);
+  if (!snapshot) return Error{(path == "-" ? std::string("stdin") : path) + ": " + snapshot.error().message};
+  return snapshot;
+}
+
+void fillView(MutableClusterView& view, const Snapshot& snapshot) {
+  for (const Node& node : snapshot.nodes) view.upsertNode(node);
+  for (const Pod& pod : snapshot.pods) view.upsertPod(pod);
+}
+
+}  // namespace placer
