@@ -20,6 +20,8 @@ struct Case {
   bool fits;
 };
 
+void PrintTo(const Case& c, std::ostream* os) { *os << c.name; }
+
 class NodeNameFilter : public testing::TestWithParam<Case> {};
 
 TEST_P(NodeNameFilter, Verdict) {

@@ -34,6 +34,8 @@ struct FilterCase {
   std::string reason;
 };
 
+void PrintTo(const FilterCase& c, std::ostream* os) { *os << c.name; }
+
 class TaintTolerationFilter : public testing::TestWithParam<FilterCase> {};
 
 TEST_P(TaintTolerationFilter, Verdict) {
@@ -108,6 +110,8 @@ struct ScoreCase {
   std::vector<Node> nodes;
   std::vector<int64_t> want;
 };
+
+void PrintTo(const ScoreCase& c, std::ostream* os) { *os << c.name; }
 
 class TaintTolerationScore : public testing::TestWithParam<ScoreCase> {};
 
