@@ -57,7 +57,8 @@ struct MutatingWebhook {
 struct Options {
   std::string bindHost = "127.0.0.1";
   uint16_t port = 0;  // 0 = any free port; see FakeApiServer::port()
-  // Valid bearer tokens; an empty list disables authentication.
+  // Valid bearer tokens; an empty list here disables authentication for the
+  // server's life (setTokens({}) later rejects every request instead).
   std::vector<std::string> tokens = {"test-token"};
   // When non-empty: ca.crt, tls.crt, tls.key are written there (and reused if
   // present). Otherwise a fresh CA and serving cert live in a private temp dir.

@@ -1,0 +1,1446 @@
+#include "test/fakeapi/fake_apiserver.h"
+
+#include <Poco/Exception.h>
+#include <Poco/Net/Context.h>
+#include <Poco/Net/HTTPRequestHandler.h>
+#include <Poco/Net/HTTPRequestHandlerFactory.h>
+#include <Poco/Net/HTTPServer.h>
+#include <Poco/Net/HTTPServerParams.h>
+#include <Poco/Net/HTTPServerRequest.h>
+#include <Poco/Net/HTTPServerRequestImpl.h>
+#include <Poco/Net/HTTPServerResponse.h>
+#include <Poco/Net/SSLManager.h>
+#include <Poco/Net/SecureServerSocket.h>
+#include <Poco/Net/SecureStreamSocket.h>
+#include <Poco/ThreadPool.h>
+#include <Poco/URI.h>
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <csignal>
+#include <cstdlib>
+#include <deque>
+#include <filesystem>
+#include <fstream>
+#include <istream>
+#include <mutex>
+#include <random>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "certs/x509.h"
+#include "test/fakeapi/admission.h"
+#include "test/fakeapi/api_status.h"
+#include "test/fakeapi/selectors.h"
+
+namespace placer::fakeapi {
+
+using nlohmann::json;
+
+std::string_view kindName(Kind kind) { return kind == Kind::Node ? "Node" : "Pod"; }
+
+std::string ApiResponse::message() const {
+  if (body.is_object() && body.value("kind", "") == "Status" && body.contains("message") &&
+      body["message"].is_string())
+    return body["message"].get<std::string>();
+  return "";
+}
+
+namespace {
+
+const char* resourceName(Kind kind) { return kind == Kind::Node ? "nodes" : "pods"; }
+
+const char* const kModified =
+    "the object has been modified; please apply your changes to the latest version and try again";
+
+// One stored version of an object. Immutable once built; shared between the
+// store and the event history. The JSON text is kept split around the
+// resourceVersion so that rendering is two appends:
+//   head + rv + tail, head = '{' [typeMeta ','] '"metadata":{"resourceVersion":"'
+struct Object {
+  Kind kind = Kind::Pod;
+  uint64_t rv = 0;
+  std::string ns;
+  std::string name;
+  std::string uid;
+  std::string nodeName;
+  std::string phase;
+  std::string schedulerName;
+  bool unschedulable = false;
+  bool deleting = false;
+  LabelPairs labels;
+  std::string tail;
+
+  FieldValues fields() const { return {name, ns, nodeName, phase, schedulerName, unschedulable}; }
+};
+using ObjectPtr = std::shared_ptr<const Object>;
+
+std::string objectKey(Kind kind, const std::string& ns, const std::string& name) {
+  return kind == Kind::Pod ? ns + "/" + name : name;
+}
+
+std::string stringAt(const json& obj, const char* a, const char* b) {
+  auto i = obj.find(a);
+  if (i == obj.end() || !i->is_object()) return "";
+  auto j = i->find(b);
+  return j != i->end() && j->is_string() ? j->get<std::string>() : "";
+}
+
+// Builds the stored form. `object` is consumed.
+ObjectPtr makeObject(Kind kind, json object, uint64_t rv) {
+  auto o = std::make_shared<Object>();
+  o->kind = kind;
+  o->rv = rv;
+  object.erase("apiVersion");
+  object.erase("kind");
+  json meta = object.contains("metadata") && object["metadata"].is_object() ? std::move(object["metadata"])
+                                                                             : json::object();
+  object.erase("metadata");
+  meta.erase("resourceVersion");
+  o->name = meta.value("name", "");
+  o->ns = kind == Kind::Pod ? meta.value("namespace", "") : "";
+  o->uid = meta.value("uid", "");
+  o->deleting = meta.contains("deletionTimestamp") && !meta["deletionTimestamp"].is_null();
+  if (auto l = meta.find("labels"); l != meta.end() && l->is_object())
+    for (const auto& [k, v] : l->items())
+      if (v.is_string()) o->labels.emplace_back(k, v.get<std::string>());
+  o->nodeName = stringAt(object, "spec", "nodeName");
+  o->schedulerName = stringAt(object, "spec", "schedulerName");
+  o->phase = stringAt(object, "status", "phase");
+  if (auto s = object.find("spec"); s != object.end() && s->is_object()) {
+    auto u = s->find("unschedulable");
+    o->unschedulable = u != s->end() && u->is_boolean() && u->get<bool>();
+  }
+  const std::string metaText = meta.dump();
+  const std::string restText = object.dump();
+  o->tail.reserve(metaText.size() + restText.size() + 4);
+  o->tail += '"';
+  o->tail += metaText.size() > 2 ? "," + metaText.substr(1) : "}";
+  o->tail += restText.size() > 2 ? "," + restText.substr(1) : "}";
+  return o;
+}
+
+void appendObject(std::string& out, const Object& o, bool withType, uint64_t rv = 0) {
+  if (withType) {
+    out += o.kind == Kind::Node ? R"({"kind":"Node","apiVersion":"v1",)" : R"({"kind":"Pod","apiVersion":"v1",)";
+  } else {
+    out += '{';
+  }
+  out += R"("metadata":{"resourceVersion":")";
+  out += std::to_string(rv ? rv : o.rv);
+  out += o.tail;
+}
+
+std::string renderObject(const Object& o, bool withType, uint64_t rv = 0) {
+  std::string s;
+  s.reserve(o.tail.size() + 96);
+  appendObject(s, o, withType, rv);
+  return s;
+}
+
+json parseObject(const Object& o) { return json::parse(renderObject(o, true)); }
+
+ObjectPtr withRv(const ObjectPtr& o, uint64_t rv) {
+  auto copy = std::make_shared<Object>(*o);
+  copy->rv = rv;
+  return copy;
+}
+
+enum class EventType { Added, Modified, Deleted };
+
+struct Event {
+  EventType type;
+  uint64_t rv;
+  Kind kind;
+  std::string key;
+  ObjectPtr object;  // Added/Modified: the new object; Deleted: the last state with the deletion rv
+  ObjectPtr prev;    // Modified/Deleted: the state before
+};
+
+std::string base64UrlNoPad(std::string_view bytes) {
+  std::string s = base64Encode(bytes);
+  while (!s.empty() && s.back() == '=') s.pop_back();
+  for (char& c : s) c = c == '+' ? '-' : c == '/' ? '_' : c;
+  return s;
+}
+
+Result<std::string> base64UrlDecode(std::string s) {
+  for (char& c : s) c = c == '-' ? '+' : c == '_' ? '/' : c;
+  while (s.size() % 4) s += '=';
+  return base64Decode(s);
+}
+
+// storage.EncodeContinue: {"v":"meta.k8s.io/v1","rv":N,"start":"<key>\u0000"}.
+std::string encodeContinue(int64_t rv, const std::string& startKey) {
+  json token = {{"v", "meta.k8s.io/v1"}, {"rv", rv}, {"start", startKey}};
+  return base64UrlNoPad(token.dump());
+}
+
+struct ContinueToken {
+  int64_t rv = 0;
+  std::string start;
+};
+
+Result<ContinueToken> decodeContinue(const std::string& token) {
+  auto bytes = base64UrlDecode(token);
+  if (!bytes) return Error{"continue key is not valid: " + bytes.error().message};
+  try {
+    json j = json::parse(*bytes);
+    if (!j.is_object() || j.value("v", "") != "meta.k8s.io/v1")
+      return Error{"continue key is not valid: server does not recognize this encoded key"};
+    ContinueToken t;
+    t.rv = j.at("rv").get<int64_t>();
+    t.start = j.at("start").get<std::string>();
+    if (t.rv == 0) return Error{"continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)"};
+    return t;
+  } catch (const std::exception& e) {
+    return Error{std::string("continue key is not valid: ") + e.what()};
+  }
+}
+
+struct Filter {
+  Kind kind = Kind::Pod;
+  std::string ns;  // "" = all namespaces
+  LabelSelectorQuery labels;
+  FieldSelectorQuery fields;
+
+  bool matches(const Object& o) const {
+    if (o.kind != kind) return false;
+    if (!ns.empty() && o.ns != ns) return false;
+    return labels.matches(o.labels) && fields.matches(o.fields());
+  }
+  bool hasSelectors() const { return !labels.empty() || !fields.empty(); }
+};
+
+struct WatchState {
+  bool drop = false;
+  bool timeout = false;
+  bool bookmark = false;
+  bool allowBookmarks = false;
+};
+
+std::string queryParam(const Poco::URI::QueryParameters& params, const std::string& name) {
+  for (const auto& [k, v] : params)
+    if (k == name) return v;
+  return "";
+}
+
+bool truthy(const std::string& v) { return v == "1" || v == "true" || v == "True"; }
+
+std::vector<std::string> splitPath(const std::string& path) {
+  std::vector<std::string> parts;
+  std::stringstream ss(path);
+  std::string part;
+  while (std::getline(ss, part, '/'))
+    if (!part.empty()) parts.push_back(part);
+  return parts;
+}
+
+std::string eventTypeName(EventType t) {
+  switch (t) {
+    case EventType::Added:
+      return "ADDED";
+    case EventType::Modified:
+      return "MODIFIED";
+    case EventType::Deleted:
+      return "DELETED";
+  }
+  return "";
+}
+
+std::string bookmarkFrame(Kind kind, uint64_t rv) {
+  std::string s = R"({"type":"BOOKMARK","object":{"kind":")";
+  s += kindName(kind);
+  s += R"(","apiVersion":"v1","metadata":{"resourceVersion":")";
+  s += std::to_string(rv);
+  s += kind == Kind::Pod ? R"(","creationTimestamp":null},"spec":{"containers":null},"status":{}}})"
+                         : R"(","creationTimestamp":null},"spec":{},"status":{"daemonEndpoints":{"kubeletEndpoint":{"Port":0}},"nodeInfo":{"machineID":"","systemUUID":"","bootID":"","kernelVersion":"","osImage":"","containerRuntimeVersion":"","kubeletVersion":"","kubeProxyVersion":"","operatingSystem":"","architecture":""}}}})";
+  s += '\n';
+  return s;
+}
+
+std::string errorFrame(const json& status) { return R"({"type":"ERROR","object":)" + status.dump() + "}\n"; }
+
+}  // namespace
+
+// ---------------------------------------------------------------------------
+
+class FakeApiServer::Impl {
+ public:
+  explicit Impl(Options options) : options_(std::move(options)), rng_(std::random_device{}()) {
+    tokens_.insert(options_.tokens.begin(), options_.tokens.end());
+    authRequired_ = !tokens_.empty();
+  }
+
+  ~Impl() { stop(); }
+
+  Outcome start();
+  void stop();
+
+  // --- state -------------------------------------------------------------
+  ApiResponse createDirect(Kind kind, json object, bool fromApi, const std::string& urlNamespace);
+  ApiResponse createPod(json pod, const std::string& urlNamespace, bool dryRun);
+  ApiResponse update(Kind kind, json object, const std::string& ns, const std::string& name, bool statusOnly);
+  // The change answers a refusal (an ApiResponse with the Status) or nothing.
+  using Change = std::function<std::optional<ApiResponse>(json&)>;
+  ApiResponse mutate(Kind kind, const std::string& ns, const std::string& name, const Change& change);
+  ApiResponse remove(Kind kind, const std::string& ns, const std::string& name);
+  ApiResponse bind(const std::string& ns, const std::string& name, const json& binding);
+  ObjectPtr find(Kind kind, const std::string& ns, const std::string& name) const {
+    std::lock_guard lock(mu_);
+    auto& m = objects_[static_cast<int>(kind)];
+    auto it = m.find(objectKey(kind, ns, name));
+    return it == m.end() ? nullptr : it->second;
+  }
+
+  // --- HTTP --------------------------------------------------------------
+  void handle(Poco::Net::HTTPServerRequest& req, Poco::Net::HTTPServerResponse& resp);
+  void serveList(Poco::Net::HTTPServerResponse& resp, const Filter& filter, const Poco::URI::QueryParameters& q);
+  void serveWatch(Poco::Net::HTTPServerRequest& req, Poco::Net::HTTPServerResponse& resp, const Filter& filter,
+                  const Poco::URI::QueryParameters& q);
+  void record(const std::string& method, const std::string& target, int status, bool watch) {
+    std::lock_guard lock(recordMu_);
+    if (records_.size() < 200000) records_.push_back({method, target, status, watch});
+  }
+
+  // Appends an event and wakes watchers. Requires mu_.
+  void commitLocked(Event event) {
+    history_.push_back(std::move(event));
+    if (options_.historyLimit > 0)
+      while (history_.size() > options_.historyLimit) {
+        compactedRv_ = history_.front().rv;
+        history_.pop_front();
+      }
+    cv_.notify_all();
+  }
+
+  Options options_;
+  std::string certDir_;
+  bool ownCertDir_ = false;
+  std::string caPem_;
+  uint16_t port_ = 0;
+
+  mutable std::mutex mu_;
+  mutable std::condition_variable cv_;
+  std::map<std::string, ObjectPtr> objects_[2];
+  std::deque<Event> history_;
+  uint64_t rv_ = 1;
+  uint64_t compactedRv_ = 1;  // watches from an rv below this get 410
+  std::set<std::string> tokens_;
+  bool authRequired_ = true;  // fixed at start: rotating to no tokens rejects everyone
+  std::map<std::string, LabelPairs> namespaceLabels_;
+  std::vector<MutatingWebhook> webhooks_;
+  std::set<WatchState*> watches_;
+  int failRemaining_ = 0;
+  int failStatus_ = 500;
+  int failRetryAfter_ = 1;
+  std::chrono::milliseconds watchDelay_{0};
+  std::mt19937_64 rng_;
+  bool stopping_ = false;
+
+  std::mutex recordMu_;
+  std::vector<RequestRecord> records_;
+  std::atomic<uint64_t> admissionCalls_{0};
+
+  std::unique_ptr<Poco::ThreadPool> threadPool_;
+  std::unique_ptr<Poco::Net::HTTPServer> server_;
+};
+
+namespace {
+
+class Handler : public Poco::Net::HTTPRequestHandler {
+ public:
+  explicit Handler(FakeApiServer::Impl& server) : server_(server) {}
+  void handleRequest(Poco::Net::HTTPServerRequest& req, Poco::Net::HTTPServerResponse& resp) override {
+    server_.handle(req, resp);
+  }
+
+ private:
+  FakeApiServer::Impl& server_;
+};
+
+class HandlerFactory : public Poco::Net::HTTPRequestHandlerFactory {
+ public:
+  explicit HandlerFactory(FakeApiServer::Impl& server) : server_(server) {}
+  Poco::Net::HTTPRequestHandler* createRequestHandler(const Poco::Net::HTTPServerRequest&) override {
+    return new Handler(server_);
+  }
+
+ private:
+  FakeApiServer::Impl& server_;
+};
+
+void sendBody(Poco::Net::HTTPServerResponse& resp, int code, const std::string& body) {
+  resp.setStatus(static_cast<Poco::Net::HTTPResponse::HTTPStatus>(code));
+  resp.setContentType("application/json");
+  resp.setContentLength(static_cast<std::streamsize>(body.size()));
+  resp.send() << body;
+}
+
+Outcome writeFile(const std::string& path, const std::string& content) {
+  std::ofstream f(path, std::ios::binary | std::ios::trunc);
+  if (!f) return Error{"cannot write " + path};
+  f << content;
+  return f ? Outcome{} : Outcome{Error{"cannot write " + path}};
+}
+
+std::optional<std::string> readFile(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) return std::nullopt;
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+}  // namespace
+
+Outcome FakeApiServer::Impl::start() {
+  std::signal(SIGPIPE, SIG_IGN);
+  namespace fs = std::filesystem;
+  if (options_.certDir.empty()) {
+    std::string tmpl = (fs::temp_directory_path() / "fakeapi-XXXXXX").string();
+    if (!mkdtemp(tmpl.data())) return Error{"cannot create a temporary directory"};
+    certDir_ = tmpl;
+    ownCertDir_ = true;
+  } else {
+    certDir_ = options_.certDir;
+    std::error_code ec;
+    fs::create_directories(certDir_, ec);
+  }
+  const std::string caFile = certDir_ + "/ca.crt", certFile = certDir_ + "/tls.crt", keyFile = certDir_ + "/tls.key";
+  auto existingCa = readFile(caFile);
+  if (existingCa && fs::exists(certFile) && fs::exists(keyFile)) {
+    caPem_ = *existingCa;
+  } else {
+    auto ca = certs::generateCa("fake-kube-apiserver-ca", 30, certs::KeyType::EcdsaP256);
+    if (!ca) return Error{"generating CA: " + ca.error().message};
+    auto serving = certs::generateServingCert(*ca, {"localhost", "kubernetes", "kubernetes.default",
+                                                    "kubernetes.default.svc"},
+                                              {"127.0.0.1", "::1"}, 30, certs::KeyType::EcdsaP256);
+    if (!serving) return Error{"generating serving certificate: " + serving.error().message};
+    caPem_ = ca->certificatePem;
+    for (auto [path, content] : {std::pair{caFile, ca->certificatePem}, std::pair{certFile, serving->certificatePem},
+                                 std::pair{keyFile, serving->privateKeyPem}})
+      if (auto o = writeFile(path, content); !o) return o;
+  }
+  try {
+    Poco::Net::initializeSSL();
+    Poco::Net::Context::Ptr context = new Poco::Net::Context(Poco::Net::Context::SERVER_USE, keyFile, certFile, "",
+                                                             Poco::Net::Context::VERIFY_NONE, 9, false,
+                                                             "ALL:!ADH:!LOW:!EXP:!MD5:@STRENGTH");
+    Poco::Net::SecureServerSocket socket(Poco::Net::SocketAddress(options_.bindHost, options_.port), 128, context);
+    port_ = socket.address().port();
+    Poco::Net::HTTPServerParams::Ptr params = new Poco::Net::HTTPServerParams;
+    params->setMaxThreads(options_.maxThreads);
+    params->setMaxQueued(4096);
+    params->setKeepAlive(true);
+    params->setTimeout(Poco::Timespan(60, 0));
+    params->setKeepAliveTimeout(Poco::Timespan(60, 0));
+    threadPool_ = std::make_unique<Poco::ThreadPool>(2, options_.maxThreads + 4, 60);
+    server_ = std::make_unique<Poco::Net::HTTPServer>(new HandlerFactory(*this), *threadPool_, socket, params);
+    server_->start();
+  } catch (const Poco::Exception& e) {
+    return Error{"fake API server: " + e.displayText()};
+  }
+  return {};
+}
+
+void FakeApiServer::Impl::stop() {
+  {
+    std::lock_guard lock(mu_);
+    if (stopping_) return;
+    stopping_ = true;
+    cv_.notify_all();
+  }
+  if (server_) {
+    try {
+      server_->stopAll(true);
+    } catch (...) {
+    }
+  }
+  {
+    std::unique_lock lock(mu_);
+    cv_.wait_for(lock, std::chrono::seconds(10), [&] { return watches_.empty(); });
+  }
+  if (threadPool_) threadPool_->joinAll();
+  server_.reset();
+  threadPool_.reset();
+  if (ownCertDir_) {
+    std::error_code ec;
+    std::filesystem::remove_all(certDir_, ec);
+  }
+}
+
+// --- mutations ---------------------------------------------------------------
+
+ApiResponse FakeApiServer::Impl::createDirect(Kind kind, json object, bool fromApi, const std::string& urlNamespace) {
+  const char* resource = resourceName(kind);
+  if (!object.is_object()) return {400, badRequest("the body of the request was in an unknown format")};
+  json& meta = object["metadata"];
+  if (!meta.is_object()) meta = json::object();
+  if (kind == Kind::Pod) {
+    std::string ns = meta.value("namespace", "");
+    if (!urlNamespace.empty()) {
+      if (!ns.empty() && ns != urlNamespace)
+        return {400, badRequest("the namespace of the provided object does not match the namespace sent on the request")};
+      ns = urlNamespace;
+    }
+    if (ns.empty()) ns = "default";
+    meta["namespace"] = ns;
+  } else {
+    meta.erase("namespace");
+  }
+  std::lock_guard lock(mu_);
+  if (meta.value("name", "").empty()) {
+    const std::string generateName = meta.value("generateName", "");
+    if (generateName.empty())
+      return {422, invalid(std::string(kindName(kind)), "", "metadata.name",
+                           "Required value: name or generateName is required")};
+    meta["name"] = generateName + generateNameSuffix(rng_);
+  }
+  if (fromApi || meta.value("uid", "").empty()) meta["uid"] = randomUid(rng_);
+  if (fromApi || !meta.contains("creationTimestamp") || meta["creationTimestamp"].is_null())
+    meta["creationTimestamp"] = nowRfc3339();
+  object["apiVersion"] = "v1";
+  object["kind"] = kindName(kind);
+  const std::string name = meta["name"].get<std::string>();
+  const std::string key = objectKey(kind, meta.value("namespace", ""), name);
+  auto& store = objects_[static_cast<int>(kind)];
+  if (store.count(key)) return {409, alreadyExists(resource, name)};
+  ObjectPtr o = makeObject(kind, std::move(object), ++rv_);
+  store[key] = o;
+  commitLocked({EventType::Added, o->rv, kind, key, o, nullptr});
+  return {201, parseObject(*o)};
+}
+
+ApiResponse FakeApiServer::Impl::createPod(json pod, const std::string& urlNamespace, bool dryRun) {
+  if (!pod.is_object()) return {400, badRequest("the body of the request was in an unknown format")};
+  if (!pod.contains("metadata") || !pod["metadata"].is_object()) pod["metadata"] = json::object();
+  std::string ns = pod["metadata"].value("namespace", "");
+  if (!urlNamespace.empty()) {
+    if (!ns.empty() && ns != urlNamespace)
+      return {400, badRequest("the namespace of the provided object does not match the namespace sent on the request")};
+    ns = urlNamespace;
+  }
+  if (ns.empty()) ns = "default";
+  pod["metadata"].erase("uid");
+  pod["metadata"].erase("resourceVersion");
+  pod["metadata"].erase("creationTimestamp");
+  AdmissionRequestContext request;
+  std::vector<MutatingWebhook> webhooks;
+  {
+    std::lock_guard lock(mu_);
+    if (options_.admissionDefaults) {
+      applyPodCreateDefaults(pod, ns, rng_);
+    } else {
+      pod["metadata"]["namespace"] = ns;
+      pod["apiVersion"] = "v1";
+      pod["kind"] = "Pod";
+    }
+    request.requestUid = randomUid(rng_);
+    webhooks = webhooks_;
+    auto it = namespaceLabels_.find(ns);
+    if (it != namespaceLabels_.end()) request.namespaceLabels = it->second;
+    request.namespaceLabels.emplace_back("kubernetes.io/metadata.name", ns);
+  }
+  request.ns = ns;
+  request.name = pod["metadata"].value("name", "");
+  request.dryRun = dryRun;
+  if (request.name.empty() && pod["metadata"].value("generateName", "").empty())
+    return {422, invalid("Pod", "", "metadata.name", "Required value: name or generateName is required")};
+  if (!webhooks.empty()) {
+    if (auto refusal = runMutatingWebhooks(webhooks, pod, request, admissionCalls_))
+      return {refusal->code, refusal->status};
+  }
+  const json& spec = pod.value("spec", json::object());
+  if (!spec.is_object() || !spec.contains("containers") || !spec["containers"].is_array() ||
+      spec["containers"].empty())
+    return {422, invalid("Pod", pod["metadata"].value("name", pod["metadata"].value("generateName", "")),
+                         "spec.containers", "Required value")};
+
+  std::lock_guard lock(mu_);
+  preparePodForCreate(pod, rng_);
+  pod["metadata"]["namespace"] = ns;
+  const std::string name = pod["metadata"].value("name", "");
+  const std::string key = objectKey(Kind::Pod, ns, name);
+  auto& store = objects_[static_cast<int>(Kind::Pod)];
+  if (store.count(key)) return {409, alreadyExists("pods", name)};
+  if (dryRun) {
+    ObjectPtr o = makeObject(Kind::Pod, std::move(pod), rv_);
+    return {201, parseObject(*o)};
+  }
+  ObjectPtr o = makeObject(Kind::Pod, std::move(pod), ++rv_);
+  store[key] = o;
+  commitLocked({EventType::Added, o->rv, Kind::Pod, key, o, nullptr});
+  return {201, parseObject(*o)};
+}
+
+ApiResponse FakeApiServer::Impl::mutate(Kind kind, const std::string& ns, const std::string& name,
+                                        const Change& change) {
+  std::lock_guard lock(mu_);
+  const std::string key = objectKey(kind, ns, name);
+  auto& store = objects_[static_cast<int>(kind)];
+  auto it = store.find(key);
+  if (it == store.end()) return {404, notFound(resourceName(kind), name)};
+  ObjectPtr prev = it->second;
+  json object = parseObject(*prev);
+  if (auto refusal = change(object)) return *refusal;
+  if (!object.is_object()) return {400, badRequest("the body of the request was in an unknown format")};
+  // Identity is the server's: name, namespace, uid and creationTimestamp stay.
+  json& meta = object["metadata"];
+  if (!meta.is_object()) meta = json::object();
+  meta["name"] = name;
+  if (kind == Kind::Pod) meta["namespace"] = ns;
+  meta["uid"] = prev->uid;
+  json old = parseObject(*prev);
+  meta["creationTimestamp"] = old["metadata"].value("creationTimestamp", json());
+  object["apiVersion"] = "v1";
+  object["kind"] = kindName(kind);
+  ObjectPtr o = makeObject(kind, std::move(object), ++rv_);
+  it->second = o;
+  commitLocked({EventType::Modified, o->rv, kind, key, o, prev});
+  return {200, parseObject(*o)};
+}
+
+ApiResponse FakeApiServer::Impl::update(Kind kind, json object, const std::string& ns, const std::string& name,
+                                        bool statusOnly) {
+  if (!object.is_object()) return {400, badRequest("the body of the request was in an unknown format")};
+  const std::string bodyName = object.contains("metadata") && object["metadata"].is_object()
+                                   ? object["metadata"].value("name", "")
+                                   : "";
+  if (!bodyName.empty() && bodyName != name)
+    return {400, badRequest("the name of the object (" + bodyName + ") does not match the name on the URL (" + name + ")")};
+  const std::string bodyRv = object.contains("metadata") && object["metadata"].is_object()
+                                 ? object["metadata"].value("resourceVersion", "")
+                                 : "";
+  return mutate(kind, ns, name, [&](json& current) -> std::optional<ApiResponse> {
+    if (!bodyRv.empty() && bodyRv != current["metadata"].value("resourceVersion", ""))
+      return ApiResponse{409, conflict(resourceName(kind), name, kModified)};
+    if (statusOnly) {
+      current["status"] = object.value("status", json::object());
+    } else {
+      json status = current.value("status", json());
+      current = object;
+      // A main-resource update leaves status alone, as the pod strategy does.
+      if (!status.is_null()) current["status"] = status;
+      else current.erase("status");
+    }
+    return std::nullopt;
+  });
+}
+
+ApiResponse FakeApiServer::Impl::remove(Kind kind, const std::string& ns, const std::string& name) {
+  std::lock_guard lock(mu_);
+  const std::string key = objectKey(kind, ns, name);
+  auto& store = objects_[static_cast<int>(kind)];
+  auto it = store.find(key);
+  if (it == store.end()) return {404, notFound(resourceName(kind), name)};
+  ObjectPtr prev = it->second;
+  store.erase(it);
+  ObjectPtr deleted = withRv(prev, ++rv_);
+  commitLocked({EventType::Deleted, deleted->rv, kind, key, deleted, prev});
+  return {200, parseObject(*deleted)};
+}
+
+ApiResponse FakeApiServer::Impl::bind(const std::string& ns, const std::string& name, const json& binding) {
+  if (!binding.is_object()) return {400, badRequest("the body of the request was in an unknown format")};
+  const json meta = binding.value("metadata", json::object());
+  const std::string bindingName = meta.is_object() ? meta.value("name", "") : "";
+  if (bindingName != name) return {400, badRequest("name in URL does not match name in Binding object")};
+  const json target = binding.value("target", json::object());
+  const std::string node = target.is_object() ? target.value("name", "") : "";
+  const std::string targetKind = target.is_object() ? target.value("kind", "") : "";
+  if (!targetKind.empty() && targetKind != "Node")
+    return {400, badRequest("must be a node")};  // upstream's invalid binding target error
+  if (node.empty())
+    return {422, invalid("Binding", name, "target.name", "Required value")};
+  const std::string uidPrecondition = meta.is_object() ? meta.value("uid", "") : "";
+  json annotations = meta.is_object() ? meta.value("annotations", json::object()) : json::object();
+
+  auto result = mutate(Kind::Pod, ns, name, [&](json& pod) -> std::optional<ApiResponse> {
+    json& pmeta = pod["metadata"];
+    if (!uidPrecondition.empty() && pmeta.value("uid", "") != uidPrecondition)
+      return ApiResponse{409, conflict("pods", name,
+                                       "Precondition failed: UID in precondition: " + uidPrecondition +
+                                           ", UID in object meta: " + pmeta.value("uid", ""))};
+    if (pmeta.contains("deletionTimestamp") && !pmeta["deletionTimestamp"].is_null())
+      return ApiResponse{409, conflict("pods/binding", name,
+                                       "pod " + name + " is being deleted, cannot be assigned to a host")};
+    const std::string current = pod.value("spec", json::object()).value("nodeName", "");
+    if (!current.empty())
+      return ApiResponse{409, conflict("pods/binding", name,
+                                       "pod " + name + " is already assigned to node \"" + current + "\"")};
+    pod["spec"]["nodeName"] = node;
+    if (annotations.is_object() && !annotations.empty()) {
+      if (!pmeta.contains("annotations") || !pmeta["annotations"].is_object()) pmeta["annotations"] = json::object();
+      for (const auto& [k, v] : annotations.items()) pmeta["annotations"][k] = v;
+    }
+    json& status = pod["status"];
+    if (!status.is_object()) status = json::object();
+    json& conditions = status["conditions"];
+    if (!conditions.is_array()) conditions = json::array();
+    json condition = {{"type", "PodScheduled"}, {"status", "True"}, {"lastProbeTime", nullptr},
+                      {"lastTransitionTime", nowRfc3339()}};
+    bool replaced = false;
+    for (json& c : conditions)
+      if (c.is_object() && c.value("type", "") == "PodScheduled") {
+        c = condition;
+        replaced = true;
+      }
+    if (!replaced) conditions.push_back(condition);
+    return std::nullopt;
+  });
+  if (!result.ok()) return result;
+  return {201, statusSuccess(201)};
+}
+
+// --- HTTP ----------------------------------------------------------------------
+
+void FakeApiServer::Impl::handle(Poco::Net::HTTPServerRequest& req, Poco::Net::HTTPServerResponse& resp) {
+  const std::string method = req.getMethod();
+  const std::string target = req.getURI();
+  auto answer = [&](int code, const json& body, bool watch = false) {
+    record(method, target, code, watch);
+    sendBody(resp, code, body.dump());
+  };
+  try {
+    Poco::URI uri(target);
+    const auto query = uri.getQueryParameters();
+    const std::vector<std::string> parts = splitPath(uri.getPath());
+
+    // Authentication first, as the real filter chain does; then injected faults.
+    bool authorized = true;
+    int failCode = 0;
+    int retryAfter = 0;
+    {
+      const std::string auth = req.get("Authorization", "");
+      const std::string prefix = "Bearer ";
+      std::lock_guard lock(mu_);
+      if (authRequired_)
+        authorized = auth.compare(0, prefix.size(), prefix) == 0 && tokens_.count(auth.substr(prefix.size())) > 0;
+      if (authorized && failRemaining_ > 0) {
+        --failRemaining_;
+        failCode = failStatus_;
+        retryAfter = failRetryAfter_;
+      }
+    }
+    if (!authorized) {
+      answer(401, unauthorized());
+      return;
+    }
+    if (failCode != 0) {
+      json body = failCode == 429   ? tooManyRequests(retryAfter)
+                  : failCode == 503 ? serviceUnavailable(retryAfter)
+                  : failCode == 500 ? internalError("injected fault")
+                                    : statusFailure(failCode, "", "injected fault");
+      if (failCode == 429 || failCode == 503) resp.set("Retry-After", std::to_string(retryAfter));
+      answer(failCode, body);
+      return;
+    }
+
+    if (parts.size() == 1 && (parts[0] == "healthz" || parts[0] == "readyz" || parts[0] == "livez")) {
+      record(method, target, 200, false);
+      resp.setContentType("text/plain");
+      resp.setContentLength(2);
+      resp.send() << "ok";
+      return;
+    }
+    if (parts.size() == 1 && parts[0] == "version") {
+      answer(200, {{"major", "1"}, {"minor", "31"}, {"gitVersion", "v1.31.0-fake"}, {"platform", "linux/amd64"}});
+      return;
+    }
+    if (parts.size() < 2 || parts[0] != "api" || parts[1] != "v1") {
+      answer(404, statusFailure(404, "NotFound", "the server could not find the requested resource"));
+      return;
+    }
+    // /api/v1/[watch/](nodes[/name] | pods | namespaces/{ns}/pods[/name[/sub]])
+    std::vector<std::string> rest(parts.begin() + 2, parts.end());
+    bool watch = truthy(queryParam(query, "watch"));
+    if (!rest.empty() && rest[0] == "watch") {
+      watch = true;
+      rest.erase(rest.begin());
+    }
+    Kind kind;
+    std::string ns, name, sub;
+    if (!rest.empty() && rest[0] == "nodes") {
+      kind = Kind::Node;
+      if (rest.size() > 1) name = rest[1];
+      if (rest.size() > 2) sub = rest[2];
+      if (rest.size() > 3) {
+        answer(404, statusFailure(404, "NotFound", "the server could not find the requested resource"));
+        return;
+      }
+    } else if (!rest.empty() && rest[0] == "pods" && rest.size() == 1) {
+      kind = Kind::Pod;
+    } else if (rest.size() >= 3 && rest[0] == "namespaces" && rest[2] == "pods" && rest.size() <= 5) {
+      kind = Kind::Pod;
+      ns = rest[1];
+      if (rest.size() > 3) name = rest[3];
+      if (rest.size() > 4) sub = rest[4];
+    } else {
+      answer(404, statusFailure(404, "NotFound", "the server could not find the requested resource"));
+      return;
+    }
+    const char* resource = resourceName(kind);
+
+    auto readBody = [&]() -> std::optional<json> {
+      std::string text;
+      std::istream& in = req.stream();
+      text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+      try {
+        return json::parse(text);
+      } catch (const std::exception&) {
+        return std::nullopt;
+      }
+    };
+    auto respond = [&](const ApiResponse& r) { answer(r.code, r.body); };
+
+    if (method == "GET" && name.empty()) {
+      Filter filter;
+      filter.kind = kind;
+      filter.ns = ns;
+      auto labels = parseLabelSelector(queryParam(query, "labelSelector"));
+      if (!labels) {
+        answer(400, badRequest("unable to parse requirement: " + labels.error().message));
+        return;
+      }
+      auto fields = parseFieldSelector(queryParam(query, "fieldSelector"), kind == Kind::Pod);
+      if (!fields) {
+        answer(400, badRequest(fields.error().message));
+        return;
+      }
+      filter.labels = std::move(*labels);
+      filter.fields = std::move(*fields);
+      if (watch) {
+        serveWatch(req, resp, filter, query);
+        return;
+      }
+      serveList(resp, filter, query);
+      record(method, target, 200, false);
+      return;
+    }
+    if (method == "GET" && sub.empty()) {
+      ObjectPtr o = find(kind, ns, name);
+      if (!o) {
+        answer(404, notFound(resource, name));
+        return;
+      }
+      record(method, target, 200, false);
+      sendBody(resp, 200, renderObject(*o, true));
+      return;
+    }
+    if (method == "POST" && name.empty()) {
+      auto body = readBody();
+      if (!body) {
+        answer(400, badRequest("the body of the request was in an unknown format"));
+        return;
+      }
+      const bool dryRun = queryParam(query, "dryRun") == "All";
+      if (kind == Kind::Pod) {
+        if (ns.empty()) {
+          answer(405, methodNotAllowed());
+          return;
+        }
+        respond(createPod(std::move(*body), ns, dryRun));
+      } else {
+        respond(createDirect(kind, std::move(*body), true, ""));
+      }
+      return;
+    }
+    if (method == "POST" && kind == Kind::Pod && sub == "binding") {
+      auto body = readBody();
+      if (!body) {
+        answer(400, badRequest("the body of the request was in an unknown format"));
+        return;
+      }
+      respond(bind(ns, name, *body));
+      return;
+    }
+    if (method == "PUT" && !name.empty() && (sub.empty() || sub == "status")) {
+      auto body = readBody();
+      if (!body) {
+        answer(400, badRequest("the body of the request was in an unknown format"));
+        return;
+      }
+      respond(update(kind, std::move(*body), ns, name, sub == "status"));
+      return;
+    }
+    if (method == "PATCH" && !name.empty() && (sub.empty() || sub == "status")) {
+      auto body = readBody();
+      if (!body) {
+        answer(400, badRequest("the body of the request was in an unknown format"));
+        return;
+      }
+      const std::string contentType = req.getContentType();
+      const bool statusOnly = sub == "status";
+      respond(mutate(kind, ns, name, [&](json& current) -> std::optional<ApiResponse> {
+        json patched = current;
+        if (contentType.find("json-patch") != std::string::npos) {
+          auto r = applyJsonPatch(current, *body);
+          if (!r) return ApiResponse{422, statusFailure(422, "Invalid", r.error().message)};
+          patched = std::move(*r);
+        } else if (contentType.find("merge-patch") != std::string::npos) {
+          patched.merge_patch(*body);
+        } else {
+          return ApiResponse{415, statusFailure(415, "UnsupportedMediaType",
+                                                "the body of the request was in an unknown format - accepted "
+                                                "media types include: application/json-patch+json, "
+                                                "application/merge-patch+json, "
+                                                "application/strategic-merge-patch+json")};
+        }
+        if (statusOnly) current["status"] = patched.value("status", json::object());
+        else current = std::move(patched);
+        return std::nullopt;
+      }));
+      return;
+    }
+    if (method == "DELETE" && !name.empty() && sub.empty()) {
+      respond(remove(kind, ns, name));
+      return;
+    }
+    answer(405, methodNotAllowed());
+  } catch (const std::exception& e) {
+    // Never let an escaped exception tear the connection without a word.
+    try {
+      if (!resp.sent()) answer(500, internalError(e.what()));
+    } catch (...) {
+    }
+  }
+}
+
+void FakeApiServer::Impl::serveList(Poco::Net::HTTPServerResponse& resp, const Filter& filter,
+                                    const Poco::URI::QueryParameters& q) {
+  const std::string continueParam = queryParam(q, "continue");
+  const std::string rvParam = queryParam(q, "resourceVersion");
+  int64_t limit = 0;
+  try {
+    if (auto l = queryParam(q, "limit"); !l.empty()) limit = std::stoll(l);
+  } catch (...) {
+    sendBody(resp, 400, badRequest("limit: invalid value").dump());
+    return;
+  }
+  if (limit < 0) limit = 0;
+  if (options_.ignoreLimitForResourceVersionZero && rvParam == "0" && continueParam.empty()) limit = 0;
+
+  const std::string prefix = filter.kind == Kind::Pod && !filter.ns.empty() ? filter.ns + "/" : "";
+  std::vector<ObjectPtr> items;
+  std::string nextContinue;
+  int64_t remaining = -1;
+  uint64_t snapshotRv;
+  {
+    std::unique_lock lock(mu_);
+    std::string start = prefix;
+    snapshotRv = rv_;
+    if (!continueParam.empty()) {
+      auto token = decodeContinue(continueParam);
+      if (!token) {
+        lock.unlock();
+        sendBody(resp, 400, badRequest(token.error().message).dump());
+        return;
+      }
+      if (token->start.compare(0, prefix.size(), prefix) != 0) {
+        lock.unlock();
+        sendBody(resp, 400, badRequest("continue key is not valid: key is outside the requested range").dump());
+        return;
+      }
+      if (token->rv > 0 && static_cast<uint64_t>(token->rv) < compactedRv_) {
+        // etcd3 handleCompactedErrorForPaging: 410 with a token to go on at the latest version.
+        json status = expired(
+            "The provided continue parameter is too old to display a consistent list result. You can start a new "
+            "list without the continue parameter, or use the continue token in this response to retrieve the "
+            "remainder of the results. Continuing with the provided token results in an inconsistent list - "
+            "objects that were created, modified, or deleted between the time the first chunk was returned and "
+            "now may show up in the list.");
+        status["metadata"]["continue"] = encodeContinue(-1, token->start);
+        lock.unlock();
+        sendBody(resp, 410, status.dump());
+        return;
+      }
+      if (token->rv > 0) snapshotRv = static_cast<uint64_t>(token->rv);
+      start = token->start;
+    }
+    // The view at snapshotRv: the current objects, with every key changed since
+    // then replaced by its state before the first later change.
+    std::map<std::string, ObjectPtr> changed;
+    if (snapshotRv < rv_) {
+      auto it = std::upper_bound(history_.begin(), history_.end(), snapshotRv,
+                                 [](uint64_t rv, const Event& e) { return rv < e.rv; });
+      for (; it != history_.end(); ++it)
+        if (it->kind == filter.kind && !changed.count(it->key)) changed.emplace(it->key, it->prev);
+    }
+    const auto& store = objects_[static_cast<int>(filter.kind)];
+    auto cur = store.lower_bound(start);
+    auto chg = changed.lower_bound(start);
+    auto inRange = [&](const std::string& key) { return key.compare(0, prefix.size(), prefix) == 0; };
+    std::string lastKey;
+    bool more = false;
+    for (;;) {
+      const bool curOk = cur != store.end() && inRange(cur->first);
+      const bool chgOk = chg != changed.end() && inRange(chg->first);
+      if (!curOk && !chgOk) break;
+      std::string key;
+      ObjectPtr o;
+      if (chgOk && (!curOk || chg->first <= cur->first)) {
+        key = chg->first;
+        o = chg->second;
+        if (curOk && cur->first == chg->first) ++cur;
+        ++chg;
+      } else {
+        key = cur->first;
+        o = cur->second;
+        ++cur;
+      }
+      if (!o) continue;
+      if (limit > 0 && static_cast<int64_t>(items.size()) == limit) {
+        more = true;
+        if (!filter.hasSelectors()) {
+          remaining = 0;
+          // count this one and the rest
+          remaining = 1;
+          while (true) {
+            const bool c1 = cur != store.end() && inRange(cur->first);
+            const bool c2 = chg != changed.end() && inRange(chg->first);
+            if (!c1 && !c2) break;
+            ObjectPtr x;
+            if (c2 && (!c1 || chg->first <= cur->first)) {
+              x = chg->second;
+              if (c1 && cur->first == chg->first) ++cur;
+              ++chg;
+            } else {
+              x = cur->second;
+              ++cur;
+            }
+            if (x) ++remaining;
+          }
+        }
+        break;
+      }
+      if (!filter.matches(*o)) continue;
+      items.push_back(std::move(o));
+      lastKey = key;
+    }
+    if (more) nextContinue = encodeContinue(static_cast<int64_t>(snapshotRv), lastKey + std::string(1, '\0'));
+  }
+  std::string body;
+  std::size_t size = 256;
+  for (const auto& o : items) size += o->tail.size() + 64;
+  body.reserve(size);
+  body += R"({"kind":")";
+  body += filter.kind == Kind::Node ? "NodeList" : "PodList";
+  body += R"(","apiVersion":"v1","metadata":{"resourceVersion":")";
+  body += std::to_string(snapshotRv);
+  body += '"';
+  if (!nextContinue.empty()) {
+    body += R"(,"continue":")";
+    body += nextContinue;
+    body += '"';
+    if (remaining >= 0) {
+      body += R"(,"remainingItemCount":)";
+      body += std::to_string(remaining);
+    }
+  }
+  body += R"(},"items":[)";
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    if (i) body += ',';
+    appendObject(body, *items[i], false);
+  }
+  body += "]}";
+  sendBody(resp, 200, body);
+}
+
+void FakeApiServer::Impl::serveWatch(Poco::Net::HTTPServerRequest& req, Poco::Net::HTTPServerResponse& resp,
+                                     const Filter& filter, const Poco::URI::QueryParameters& q) {
+  const std::string rvParam = queryParam(q, "resourceVersion");
+  const bool allowBookmarks = truthy(queryParam(q, "allowWatchBookmarks"));
+  std::optional<std::chrono::steady_clock::time_point> deadline;
+  if (auto t = queryParam(q, "timeoutSeconds"); !t.empty()) {
+    try {
+      deadline = std::chrono::steady_clock::now() + std::chrono::seconds(std::stoll(t));
+    } catch (...) {
+    }
+  }
+  uint64_t cursor = 0;
+  if (!rvParam.empty() && rvParam != "0") {
+    try {
+      cursor = std::stoull(rvParam);
+    } catch (...) {
+      record(req.getMethod(), req.getURI(), 400, true);
+      sendBody(resp, 400, badRequest("resourceVersion: Invalid value: \"" + rvParam + "\"").dump());
+      return;
+    }
+  }
+  record(req.getMethod(), req.getURI(), 200, true);
+  resp.setStatus(Poco::Net::HTTPResponse::HTTP_OK);
+  resp.setContentType("application/json");
+  resp.setChunkedTransferEncoding(true);
+  resp.setKeepAlive(false);
+  std::ostream& out = resp.send();
+  out.flush();
+
+  WatchState state;
+  state.allowBookmarks = allowBookmarks;
+  std::vector<std::string> frames;
+  bool finished = false;
+  {
+    std::lock_guard lock(mu_);
+    if (stopping_) return;
+    if (rvParam.empty() || rvParam == "0") {
+      // Synthetic ADDED events for the current state, then everything after it.
+      for (const auto& [key, o] : objects_[static_cast<int>(filter.kind)])
+        if (filter.matches(*o)) {
+          std::string f = R"({"type":"ADDED","object":)";
+          appendObject(f, *o, true);
+          f += "}\n";
+          frames.push_back(std::move(f));
+        }
+      cursor = rv_;
+    } else if (cursor < compactedRv_) {
+      frames.push_back(errorFrame(expired("too old resource version: " + std::to_string(cursor) + " (" +
+                                         std::to_string(compactedRv_) + ")")));
+      finished = true;
+    }
+    if (!finished) {
+      watches_.insert(&state);
+      cv_.notify_all();
+    }
+  }
+  enum class Next { Continue, Drop, End };
+  auto unregister = [&] {
+    std::lock_guard lock(mu_);
+    watches_.erase(&state);
+    cv_.notify_all();
+  };
+  Poco::Net::StreamSocket* socket = nullptr;
+  if (auto* impl = dynamic_cast<Poco::Net::HTTPServerRequestImpl*>(&req)) socket = &impl->socket();
+
+  // Requires mu_.
+  auto interrupted = [&]() -> Next {
+    if (stopping_ || state.timeout) return Next::End;
+    if (state.drop) return Next::Drop;
+    return Next::Continue;
+  };
+  auto writeFrames = [&](std::vector<std::string>& batch) -> Next {
+    for (auto& f : batch) {
+      {
+        std::unique_lock lock(mu_);
+        if (watchDelay_.count() > 0)
+          cv_.wait_for(lock, watchDelay_, [&] { return interrupted() != Next::Continue; });
+        if (Next n = interrupted(); n != Next::Continue) return n;
+      }
+      out << f;
+      out.flush();
+      if (!out.good()) return Next::End;
+    }
+    batch.clear();
+    return Next::Continue;
+  };
+  auto cut = [&] {
+    // Cut mid-chunk: a chunk header promising more than is sent, then an
+    // abortive close without a TLS close_notify.
+    out.flush();
+    if (!socket) return;
+    try {
+      const std::string partial = "1f4\r\n{\"type\":\"MODIFIED\",\"object\":{\"kind\":";
+      socket->sendBytes(partial.data(), static_cast<int>(partial.size()));
+      Poco::Net::SecureStreamSocket secure(*socket);
+      secure.abort();
+    } catch (...) {
+      try {
+        socket->close();
+      } catch (...) {
+      }
+    }
+  };
+
+  try {
+    Next next = writeFrames(frames);
+    if (finished) return;
+    auto nextBookmark = std::chrono::steady_clock::now() + options_.bookmarkInterval;
+    while (next == Next::Continue) {
+      std::vector<std::string> batch;
+      {
+        std::unique_lock lock(mu_);
+        auto wakeAt = nextBookmark;
+        if (deadline && *deadline < wakeAt) wakeAt = *deadline;
+        cv_.wait_until(lock, wakeAt, [&] {
+          return interrupted() != Next::Continue || state.bookmark ||
+                 (!history_.empty() && history_.back().rv > cursor);
+        });
+        next = interrupted();
+        if (next != Next::Continue) break;
+        const auto now = std::chrono::steady_clock::now();
+        if (deadline && now >= *deadline) {
+          next = Next::End;
+          break;
+        }
+        if (cursor < compactedRv_) {
+          // Events this watcher has not seen were compacted away.
+          batch.push_back(errorFrame(expired("too old resource version: " + std::to_string(cursor) + " (" +
+                                             std::to_string(compactedRv_) + ")")));
+          finished = true;
+        } else {
+          auto it = std::upper_bound(history_.begin(), history_.end(), cursor,
+                                     [](uint64_t rv, const Event& e) { return rv < e.rv; });
+          for (; it != history_.end(); ++it) {
+            const Event& e = *it;
+            // Upstream cacher: an object entering the selector is ADDED, one
+            // leaving it is DELETED (its previous state at the event's rv).
+            const bool curPasses = e.type != EventType::Deleted && e.kind == filter.kind && filter.matches(*e.object);
+            const bool oldPasses = e.prev && e.kind == filter.kind && filter.matches(*e.prev);
+            if (!curPasses && !oldPasses) continue;
+            std::string f = R"({"type":")";
+            if (curPasses) {
+              f += oldPasses ? "MODIFIED" : "ADDED";
+              f += R"(","object":)";
+              appendObject(f, *e.object, true);
+            } else {
+              f += R"(DELETED","object":)";
+              appendObject(f, *e.prev, true, e.rv);
+            }
+            f += "}\n";
+            batch.push_back(std::move(f));
+          }
+          cursor = std::max(cursor, rv_);
+          if (state.allowBookmarks && (state.bookmark || now >= nextBookmark))
+            batch.push_back(bookmarkFrame(filter.kind, cursor));
+          state.bookmark = false;
+          if (now >= nextBookmark) nextBookmark = now + options_.bookmarkInterval;
+        }
+      }
+      next = writeFrames(batch);
+      if (finished) break;
+    }
+    if (next == Next::Drop) cut();
+  } catch (const std::exception&) {
+    // the client went away
+  }
+  unregister();
+}
+
+// ---------------------------------------------------------------------------
+
+FakeApiServer::FakeApiServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+FakeApiServer::~FakeApiServer() = default;
+
+Result<std::unique_ptr<FakeApiServer>> FakeApiServer::start(Options options) {
+  auto impl = std::make_unique<Impl>(std::move(options));
+  if (auto o = impl->start(); !o) return o.error();
+  return std::unique_ptr<FakeApiServer>(new FakeApiServer(std::move(impl)));
+}
+
+uint16_t FakeApiServer::port() const { return impl_->port_; }
+
+std::string FakeApiServer::url() const {
+  std::string host = impl_->options_.bindHost;
+  if (host == "0.0.0.0" || host.empty()) host = "127.0.0.1";
+  return "https://" + host + ":" + std::to_string(impl_->port_);
+}
+
+const std::string& FakeApiServer::caPem() const { return impl_->caPem_; }
+std::string FakeApiServer::caFile() const { return impl_->certDir_ + "/ca.crt"; }
+
+std::string FakeApiServer::kubeconfig(const std::string& token) const {
+  std::string t = token;
+  if (t.empty() && !impl_->options_.tokens.empty()) t = impl_->options_.tokens.front();
+  std::string out;
+  out += "apiVersion: v1\nkind: Config\n";
+  out += "clusters:\n- name: fake\n  cluster:\n    server: " + url() + "\n";
+  out += "    certificate-authority-data: " + base64Encode(impl_->caPem_) + "\n";
+  out += "users:\n- name: fake\n  user:\n    token: \"" + t + "\"\n";
+  out += "contexts:\n- name: fake\n  context:\n    cluster: fake\n    user: fake\n";
+  out += "current-context: fake\n";
+  return out;
+}
+
+Outcome FakeApiServer::writeKubeconfig(const std::string& path, const std::string& token) const {
+  return writeFile(path, kubeconfig(token));
+}
+
+Result<json> FakeApiServer::create(Kind kind, json object) {
+  auto r = impl_->createDirect(kind, std::move(object), false, "");
+  if (!r.ok()) return Error{r.message()};
+  return std::move(r.body);
+}
+
+ApiResponse FakeApiServer::createPod(json pod, const std::string& ns, bool dryRun) {
+  return impl_->createPod(std::move(pod), ns, dryRun);
+}
+
+ApiResponse FakeApiServer::bindPod(const std::string& ns, const std::string& name, const std::string& node,
+                                   const std::string& uid) {
+  json binding = {{"apiVersion", "v1"},
+                  {"kind", "Binding"},
+                  {"metadata", {{"name", name}, {"namespace", ns}}},
+                  {"target", {{"apiVersion", "v1"}, {"kind", "Node"}, {"name", node}}}};
+  if (!uid.empty()) binding["metadata"]["uid"] = uid;
+  return impl_->bind(ns, name, binding);
+}
+
+Result<json> FakeApiServer::update(Kind kind, json object) {
+  if (!object.is_object() || !object.contains("metadata") || !object["metadata"].is_object())
+    return Error{"metadata: required"};
+  const std::string name = object["metadata"].value("name", "");
+  const std::string ns = kind == Kind::Pod ? object["metadata"].value("namespace", "default") : "";
+  // C++ updates replace the whole object, status included.
+  auto r = impl_->mutate(kind, ns, name, [&](json& current) -> std::optional<ApiResponse> {
+    const std::string rv = object["metadata"].value("resourceVersion", "");
+    if (!rv.empty() && rv != current["metadata"].value("resourceVersion", ""))
+      return ApiResponse{409, conflict(resourceName(kind), name, kModified)};
+    current = object;
+    return std::nullopt;
+  });
+  if (!r.ok()) return Error{r.message()};
+  return std::move(r.body);
+}
+
+Result<json> FakeApiServer::mutate(Kind kind, const std::string& ns, const std::string& name,
+                                   const std::function<void(json&)>& change) {
+  auto r = impl_->mutate(kind, kind == Kind::Pod ? ns : "", name, [&](json& current) -> std::optional<ApiResponse> {
+    change(current);
+    return std::nullopt;
+  });
+  if (!r.ok()) return Error{r.message()};
+  return std::move(r.body);
+}
+
+Outcome FakeApiServer::remove(Kind kind, const std::string& ns, const std::string& name) {
+  auto r = impl_->remove(kind, kind == Kind::Pod ? ns : "", name);
+  if (!r.ok()) return Error{r.message()};
+  return {};
+}
+
+std::optional<json> FakeApiServer::get(Kind kind, const std::string& ns, const std::string& name) const {
+  ObjectPtr o = impl_->find(kind, kind == Kind::Pod ? ns : "", name);
+  if (!o) return std::nullopt;
+  return parseObject(*o);
+}
+
+std::vector<json> FakeApiServer::list(Kind kind) const {
+  std::vector<json> out;
+  forEachText(kind, [&](std::string_view text) { out.push_back(json::parse(text)); });
+  return out;
+}
+
+void FakeApiServer::forEachText(Kind kind, const std::function<void(std::string_view)>& visit) const {
+  std::vector<ObjectPtr> objects;
+  {
+    std::lock_guard lock(impl_->mu_);
+    const auto& store = impl_->objects_[static_cast<int>(kind)];
+    objects.reserve(store.size());
+    for (const auto& [key, o] : store) objects.push_back(o);
+  }
+  std::string text;
+  for (const auto& o : objects) {
+    text.clear();
+    appendObject(text, *o, true);
+    visit(text);
+  }
+}
+
+std::size_t FakeApiServer::count(Kind kind) const {
+  std::lock_guard lock(impl_->mu_);
+  return impl_->objects_[static_cast<int>(kind)].size();
+}
+
+uint64_t FakeApiServer::resourceVersion() const {
+  std::lock_guard lock(impl_->mu_);
+  return impl_->rv_;
+}
+
+Outcome FakeApiServer::load(Kind kind, std::string_view objectJson) {
+  json object;
+  try {
+    object = json::parse(objectJson);
+  } catch (const std::exception& e) {
+    return Error{std::string("load: ") + e.what()};
+  }
+  auto r = impl_->createDirect(kind, std::move(object), false, "");
+  if (!r.ok()) return Error{r.message()};
+  return {};
+}
+
+void FakeApiServer::setNamespaceLabels(const std::string& ns, std::map<std::string, std::string> labels) {
+  std::lock_guard lock(impl_->mu_);
+  LabelPairs pairs(labels.begin(), labels.end());
+  impl_->namespaceLabels_[ns] = std::move(pairs);
+}
+
+void FakeApiServer::setMutatingWebhooks(std::vector<MutatingWebhook> webhooks) {
+  std::lock_guard lock(impl_->mu_);
+  impl_->webhooks_ = std::move(webhooks);
+}
+
+void FakeApiServer::setTokens(std::vector<std::string> tokens) {
+  std::lock_guard lock(impl_->mu_);
+  impl_->tokens_ = std::set<std::string>(tokens.begin(), tokens.end());
+}
+
+void FakeApiServer::expireToken(const std::string& token) {
+  std::lock_guard lock(impl_->mu_);
+  impl_->tokens_.erase(token);
+}
+
+void FakeApiServer::failNextRequests(int n, int status, int retryAfterSeconds) {
+  std::lock_guard lock(impl_->mu_);
+  impl_->failRemaining_ = n;
+  impl_->failStatus_ = status;
+  impl_->failRetryAfter_ = retryAfterSeconds;
+}
+
+void FakeApiServer::dropWatches() {
+  std::lock_guard lock(impl_->mu_);
+  for (WatchState* w : impl_->watches_) w->drop = true;
+  impl_->cv_.notify_all();
+}
+
+void FakeApiServer::timeoutWatches() {
+  std::lock_guard lock(impl_->mu_);
+  for (WatchState* w : impl_->watches_) w->timeout = true;
+  impl_->cv_.notify_all();
+}
+
+void FakeApiServer::compact() {
+  std::lock_guard lock(impl_->mu_);
+  impl_->history_.clear();
+  impl_->compactedRv_ = impl_->rv_;
+  impl_->cv_.notify_all();
+}
+
+void FakeApiServer::sendBookmarks() {
+  std::lock_guard lock(impl_->mu_);
+  for (WatchState* w : impl_->watches_)
+    if (w->allowBookmarks) w->bookmark = true;
+  impl_->cv_.notify_all();
+}
+
+void FakeApiServer::setWatchEventDelay(std::chrono::milliseconds delay) {
+  std::lock_guard lock(impl_->mu_);
+  impl_->watchDelay_ = delay;
+  impl_->cv_.notify_all();
+}
+
+std::size_t FakeApiServer::openWatches() const {
+  std::lock_guard lock(impl_->mu_);
+  return impl_->watches_.size();
+}
+
+bool FakeApiServer::waitForOpenWatches(std::size_t n, std::chrono::milliseconds timeout) const {
+  std::unique_lock lock(impl_->mu_);
+  return impl_->cv_.wait_for(lock, timeout, [&] { return impl_->watches_.size() >= n; });
+}
+
+std::vector<RequestRecord> FakeApiServer::requests() const {
+  std::lock_guard lock(impl_->recordMu_);
+  return impl_->records_;
+}
+
+void FakeApiServer::clearRequests() {
+  std::lock_guard lock(impl_->recordMu_);
+  impl_->records_.clear();
+}
+
+uint64_t FakeApiServer::admissionCalls() const { return impl_->admissionCalls_.load(); }
+
+}  // namespace placer::fakeapi
