@@ -768,6 +768,8 @@ class Parser {
         if (result.contains(name)) return fail(pos_, "duplicate key \"" + name + "\"");
         result[name] = std::move(second);
       }
+      if (pos_ >= s_.size() || isDocumentMarker(pos_))
+        return fail(start, std::string("unterminated flow ") + (isSeq ? "sequence" : "mapping"));
       if (cur() == ',') {
         ++pos_;
         continue;
