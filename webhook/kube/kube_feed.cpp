@@ -20,11 +20,7 @@ std::string metaString(const json& object, const char* key) {
   return (v != m->end() && v->is_string()) ? v->get<std::string>() : std::string();
 }
 
-}  // namespace
-
-// Applies one kind (nodes by name, pods by uid) to the state. Called only on
-// its watcher's thread; decodeErrors is read from any thread.
-class KubeClusterFeed::Handler final : public ResourceHandler {
+class Handler final : public StateHandler {
  public:
   enum class Kind { Node, Pod };
   Handler(Kind kind, ClusterState& state) : kind_(kind), state_(state) {}
@@ -84,7 +80,7 @@ class KubeClusterFeed::Handler final : public ResourceHandler {
     }
   }
 
-  uint64_t decodeErrors() const { return decodeErrors_.load(); }
+  uint64_t decodeErrors() const override { return decodeErrors_.load(); }
 
  private:
   ResyncKind resyncKind() const { return kind_ == Kind::Node ? ResyncKind::Nodes : ResyncKind::Pods; }
@@ -118,6 +114,15 @@ class KubeClusterFeed::Handler final : public ResourceHandler {
   std::atomic<uint64_t> decodeErrors_{0};
 };
 
+}  // namespace
+
+std::unique_ptr<StateHandler> makeNodeHandler(ClusterState& state) {
+  return std::make_unique<Handler>(Handler::Kind::Node, state);
+}
+std::unique_ptr<StateHandler> makePodHandler(ClusterState& state) {
+  return std::make_unique<Handler>(Handler::Kind::Pod, state);
+}
+
 KubeClusterFeed::KubeClusterFeed(std::unique_ptr<ApiClient> client, std::string source, KubeFeedOptions options)
     : client_(std::move(client)), source_(std::move(source)), options_(std::move(options)) {}
 
@@ -132,8 +137,8 @@ Result<std::unique_ptr<KubeClusterFeed>> KubeClusterFeed::create(const KubeConfi
 
 Outcome KubeClusterFeed::start(ClusterState& state) {
   if (nodes_) return Error{"feed already started"};
-  nodeHandler_ = std::make_unique<Handler>(Handler::Kind::Node, state);
-  podHandler_ = std::make_unique<Handler>(Handler::Kind::Pod, state);
+  nodeHandler_ = makeNodeHandler(state);
+  podHandler_ = makePodHandler(state);
   nodes_ = std::make_unique<ListWatcher>(*client_, nodesKind(), *nodeHandler_, options_.listWatch);
   pods_ = std::make_unique<ListWatcher>(*client_, podsKind(), *podHandler_, options_.listWatch);
   registerMetrics();
@@ -161,7 +166,7 @@ void KubeClusterFeed::registerMetrics() {
   Gauge& synced = metrics->gauge("placer_cluster_synced", "1 once the initial lists of nodes and pods are applied.");
   struct Series {
     const ListWatcher* watcher;
-    const Handler* handler;
+    const StateHandler* handler;
     Gauge* events;
     Gauge* relists;
     Gauge* failures;

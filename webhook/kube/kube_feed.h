@@ -22,6 +22,17 @@
 
 namespace placer::kube {
 
+// Applies one kind's objects to a ClusterState: nodes by name, pods by uid;
+// a list is a resync (objects it lacks are removed). What the feed uses,
+// exposed so that tests can drive a ListWatcher with it. Called on one thread;
+// decodeErrors() from any.
+class StateHandler : public ResourceHandler {
+ public:
+  virtual uint64_t decodeErrors() const = 0;
+};
+std::unique_ptr<StateHandler> makeNodeHandler(ClusterState& state);
+std::unique_ptr<StateHandler> makePodHandler(ClusterState& state);
+
 struct KubeFeedOptions {
   ApiClientOptions client;
   ListWatchOptions listWatch;
@@ -44,8 +55,6 @@ class KubeClusterFeed final : public ClusterFeed {
   uint64_t nodeDecodeErrors() const;
   uint64_t podDecodeErrors() const;
 
-  class Handler;  // applies one kind's objects to the state (kube_feed.cpp)
-
  private:
   KubeClusterFeed(std::unique_ptr<ApiClient> client, std::string source, KubeFeedOptions options);
   void registerMetrics();
@@ -53,8 +62,8 @@ class KubeClusterFeed final : public ClusterFeed {
   std::unique_ptr<ApiClient> client_;
   std::string source_;
   KubeFeedOptions options_;
-  std::unique_ptr<Handler> nodeHandler_;
-  std::unique_ptr<Handler> podHandler_;
+  std::unique_ptr<StateHandler> nodeHandler_;
+  std::unique_ptr<StateHandler> podHandler_;
   std::unique_ptr<ListWatcher> nodes_;
   std::unique_ptr<ListWatcher> pods_;
 };
