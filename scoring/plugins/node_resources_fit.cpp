@@ -1,0 +1,462 @@
+#include "scoring/plugins/node_resources_fit.h"
+
+#include <algorithm>
+#include <limits>
+#include <utility>
+
+#include <nlohmann/json.hpp>
+
+#include "scoring/plugins/names.h"
+#include "scoring/resources.h"
+
+namespace placer {
+
+namespace {
+
+constexpr std::string_view kArgsRoot = "NodeResourcesFitArgs";
+// CycleState keys (upstream: "PreFilter" + Name, "PreScore" + Name).
+constexpr std::string_view kPreFilterKey = "PreFilterNodeResourcesFit";
+constexpr std::string_view kPreScoreKey = "PreScoreNodeResourcesFit";
+// config.MaxCustomPriorityScore: shape scores are written on 0–10.
+constexpr int64_t kMaxCustomPriorityScore = 10;
+
+// ---------------------------------------------------------------------------
+// Field errors worded like k8s.io/apimachinery/pkg/util/validation/field.
+
+std::string goQuote(std::string_view s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  out += '"';
+  return out;
+}
+
+std::string invalid(std::string_view path, std::string_view value, std::string_view detail) {
+  return std::string(path) + ": Invalid value: " + std::string(value) + ": " + std::string(detail);
+}
+
+// IsQualifiedName (k8s.io/apimachinery/pkg/util/validation), as used by ValidateLabelName.
+constexpr std::string_view kQualifiedNameFmt = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]";
+constexpr std::string_view kQualifiedNameErrMsg =
+    "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric "
+    "character";
+constexpr std::string_view kDns1123SubdomainFmt = "[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*";
+constexpr std::string_view kDns1123SubdomainErrMsg =
+    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must "
+    "start and end with an alphanumeric character";
+
+bool isAlnum(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'); }
+bool isLowerAlnum(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }
+
+bool matchesQualifiedNamePart(std::string_view s) {
+  if (s.empty() || !isAlnum(s.front()) || !isAlnum(s.back())) return false;
+  return std::all_of(s.begin(), s.end(), [](char c) { return isAlnum(c) || c == '-' || c == '_' || c == '.'; });
+}
+
+bool matchesDns1123Subdomain(std::string_view s) {
+  size_t start = 0;
+  while (true) {
+    size_t dot = s.find('.', start);
+    std::string_view label = s.substr(start, dot == std::string_view::npos ? std::string_view::npos : dot - start);
+    if (label.empty() || !isLowerAlnum(label.front()) || !isLowerAlnum(label.back())) return false;
+    if (!std::all_of(label.begin(), label.end(), [](char c) { return isLowerAlnum(c) || c == '-'; }))
+      return false;
+    if (dot == std::string_view::npos) return true;
+    start = dot + 1;
+  }
+}
+
+std::string regexError(std::string_view msg, std::string_view fmt, std::initializer_list<std::string_view> examples) {
+  std::string out(msg);
+  out += " (e.g. ";
+  bool firstExample = true;
+  for (std::string_view e : examples) {
+    if (!firstExample) out += " or ";
+    firstExample = false;
+    out.append("'").append(e).append("', ");
+  }
+  out.append("regex used for validation is '").append(fmt).append("')");
+  return out;
+}
+
+std::vector<std::string> qualifiedNameErrors(std::string_view value) {
+  std::vector<std::string> errs;
+  std::string_view name = value;
+  size_t slash = value.find('/');
+  if (slash != std::string_view::npos) {
+    if (value.find('/', slash + 1) != std::string_view::npos) {
+      errs.push_back("a qualified name " +
+                     regexError(kQualifiedNameErrMsg, kQualifiedNameFmt, {"MyName", "my.name", "123-abc"}) +
+                     " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')");
+      return errs;
+    }
+    std::string_view prefix = value.substr(0, slash);
+    name = value.substr(slash + 1);
+    if (prefix.empty()) {
+      errs.push_back("prefix part must be non-empty");
+    } else {
+      if (prefix.size() > 253) errs.push_back("prefix part must be no more than 253 characters");
+      if (!matchesDns1123Subdomain(prefix))
+        errs.push_back("prefix part " + regexError(kDns1123SubdomainErrMsg, kDns1123SubdomainFmt, {"example.com"}));
+    }
+  }
+  if (name.empty()) {
+    errs.push_back("name part must be non-empty");
+  } else if (name.size() > 63) {
+    errs.push_back("name part must be no more than 63 characters");
+  }
+  if (!matchesQualifiedNamePart(name))
+    errs.push_back("name part " + regexError(kQualifiedNameErrMsg, kQualifiedNameFmt, {"MyName", "my.name", "123-abc"}));
+  return errs;
+}
+
+// ---------------------------------------------------------------------------
+// Decoding.
+
+Result<std::vector<std::string>> decodeStringList(const nlohmann::json& value, const std::string& path) {
+  std::vector<std::string> out;
+  if (value.is_null()) return out;
+  if (!value.is_array()) return fieldError(path, "must be a list of strings");
+  for (size_t i = 0; i < value.size(); ++i) {
+    if (!value[i].is_string()) return fieldError(path + "[" + std::to_string(i) + "]", "must be a string");
+    out.push_back(value[i].get<std::string>());
+  }
+  return out;
+}
+
+Result<int64_t> decodeInt32(const nlohmann::json& value, const std::string& path) {
+  if (!value.is_number_integer()) return fieldError(path, "must be an integer");
+  if (value.is_number_unsigned()) {
+    if (value.get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int32_t>::max()))
+      return fieldError(path, "must fit in a 32-bit integer");
+    return static_cast<int64_t>(value.get<uint64_t>());
+  }
+  int64_t v = value.get<int64_t>();
+  if (v < std::numeric_limits<int32_t>::min() || v > std::numeric_limits<int32_t>::max())
+    return fieldError(path, "must fit in a 32-bit integer");
+  return v;
+}
+
+struct DecodedStrategy {
+  std::string type;
+  std::vector<ResourceSpec> resources;
+  bool hasRatio = false;  // requestedToCapacityRatio given (non-null)
+  std::vector<ShapePoint> shape;
+};
+
+Result<std::vector<ShapePoint>> decodeShape(const nlohmann::json& value, const std::string& path) {
+  std::vector<ShapePoint> shape;
+  if (value.is_null()) return shape;
+  if (!value.is_array()) return fieldError(path, "must be a list");
+  for (size_t i = 0; i < value.size(); ++i) {
+    const nlohmann::json& item = value[i];
+    std::string itemPath = path + "[" + std::to_string(i) + "]";
+    if (!item.is_object()) return fieldError(itemPath, "must be an object");
+    ShapePoint point;
+    for (const auto& [key, v] : item.items()) {
+      if (key == "utilization") {
+        auto u = decodeInt32(v, itemPath + ".utilization");
+        if (!u) return u.error();
+        point.utilization = *u;
+      } else if (key == "score") {
+        auto s = decodeInt32(v, itemPath + ".score");
+        if (!s) return s.error();
+        point.score = *s;
+      } else {
+        return fieldError(itemPath + "." + key, "unknown field");
+      }
+    }
+    shape.push_back(point);
+  }
+  return shape;
+}
+
+Result<DecodedStrategy> decodeStrategy(const nlohmann::json& value, const std::string& path) {
+  DecodedStrategy out;
+  if (!value.is_object()) return fieldError(path, "must be an object");
+  for (const auto& [key, v] : value.items()) {
+    if (key == "type") {
+      if (!v.is_null() && !v.is_string()) return fieldError(path + ".type", "must be a string");
+      if (v.is_string()) out.type = v.get<std::string>();
+    } else if (key == "resources") {
+      auto resources = decodeResourceSpecs(v, path + ".resources");
+      if (!resources) return resources.error();
+      out.resources = std::move(*resources);
+    } else if (key == "requestedToCapacityRatio") {
+      if (v.is_null()) continue;
+      std::string ratioPath = path + ".requestedToCapacityRatio";
+      if (!v.is_object()) return fieldError(ratioPath, "must be an object");
+      out.hasRatio = true;
+      for (const auto& [rkey, rv] : v.items()) {
+        if (rkey != "shape") return fieldError(ratioPath + "." + rkey, "unknown field");
+        auto shape = decodeShape(rv, ratioPath + ".shape");
+        if (!shape) return shape.error();
+        out.shape = std::move(*shape);
+      }
+    } else {
+      return fieldError(path + "." + key, "unknown field");
+    }
+  }
+  return out;
+}
+
+// validateFunctionShape (pkg/scheduler/apis/config/validation).
+void validateShape(const std::vector<ShapePoint>& shape, const std::string& path, std::vector<std::string>& errs) {
+  if (shape.empty()) {
+    errs.push_back(path + ": Required value: at least one point must be specified");
+    return;
+  }
+  for (size_t i = 1; i < shape.size(); ++i) {
+    if (shape[i - 1].utilization >= shape[i].utilization) {
+      errs.push_back(invalid(path + "[" + std::to_string(i) + "].utilization", std::to_string(shape[i].utilization),
+                             "values must be sorted in increasing order"));
+      break;
+    }
+  }
+  for (size_t i = 0; i < shape.size(); ++i) {
+    std::string pointPath = path + "[" + std::to_string(i) + "]";
+    if (shape[i].utilization < 0 || shape[i].utilization > 100)
+      errs.push_back(invalid(pointPath + ".utilization", std::to_string(shape[i].utilization),
+                             "not in valid range [0, 100]"));
+    if (shape[i].score < 0 || shape[i].score > kMaxCustomPriorityScore)
+      errs.push_back(invalid(pointPath + ".score", std::to_string(shape[i].score), "not in valid range [0, 10]"));
+  }
+}
+
+// ---------------------------------------------------------------------------
+// The plugin.
+
+// What PreFilter computes once per pod: its requests, with the scalar resources
+// that Filter has to check (non-zero, not ignored) sorted by name.
+struct PodFitRequest final : StateData {
+  int64_t milliCpu = 0;
+  int64_t memory = 0;
+  int64_t ephemeralStorage = 0;
+  std::vector<std::pair<std::string, int64_t>> scalars;
+};
+
+struct PodScoreRequests final : StateData {
+  std::vector<int64_t> values;  // parallel to the configured resources
+};
+
+int64_t available(int64_t allocatable, int64_t requested) {
+  return static_cast<int64_t>(static_cast<uint64_t>(allocatable) - static_cast<uint64_t>(requested));
+}
+
+class NodeResourcesFit final : public PreFilterPlugin, public FilterPlugin, public PreScorePlugin, public ScorePlugin {
+ public:
+  explicit NodeResourcesFit(NodeResourcesFitArgs args)
+      : ignoredResources_(std::move(args.ignoredResources)),
+        ignoredGroups_(std::move(args.ignoredResourceGroups)),
+        strategy_(args.strategy),
+        allocation_(std::move(args.resources), RequestBasis::NonZero) {
+    std::sort(ignoredResources_.begin(), ignoredResources_.end());
+    std::sort(ignoredGroups_.begin(), ignoredGroups_.end());
+    for (const ShapePoint& p : args.shape)
+      shape_.push_back(ShapePoint{p.utilization, p.score * (kMaxNodeScore / kMaxCustomPriorityScore)});
+  }
+
+  std::string_view name() const override { return names::kNodeResourcesFit; }
+
+  Status preFilter(CycleState& state, const Pod& pod, const ClusterView&) const override {
+    auto request = std::make_unique<PodFitRequest>();
+    request->milliCpu = pod.requests.milliCpu;
+    request->memory = pod.requests.memory;
+    request->ephemeralStorage = pod.requests.ephemeralStorage;
+    for (const auto& [resource, quantity] : pod.requests.scalars) {
+      if (quantity == 0 || !isScalarResourceName(resource)) continue;
+      if (isExtendedResourceName(resource) && isIgnored(resource)) continue;
+      request->scalars.emplace_back(resource, quantity);
+    }
+    state.write(kPreFilterKey, std::move(request));
+    return Status::success();
+  }
+
+  Status filter(const CycleState& state, const Pod&, const NodeInfo& node) const override {
+    const PodFitRequest* request = state.read<PodFitRequest>(kPreFilterKey);
+    if (request == nullptr)
+      return Status(Code::Error, "error reading \"PreFilterNodeResourcesFit\" from cycleState: not found");
+
+    // Fast path: decide without building anything.
+    const Resources& allocatable = node.allocatable();
+    const Resources& used = node.requested;
+    bool fits = static_cast<int64_t>(node.podCount) + 1 <= allocatable.pods &&
+                !(request->milliCpu > 0 && request->milliCpu > available(allocatable.milliCpu, used.milliCpu)) &&
+                !(request->memory > 0 && request->memory > available(allocatable.memory, used.memory)) &&
+                !(request->ephemeralStorage > 0 &&
+                  request->ephemeralStorage > available(allocatable.ephemeralStorage, used.ephemeralStorage));
+    for (size_t i = 0; fits && i < request->scalars.size(); ++i) {
+      const auto& [resource, quantity] = request->scalars[i];
+      fits = quantity <= available(allocatable.scalar(resource), used.scalar(resource));
+    }
+    if (fits) return Status::success();
+    return insufficientResources(*request, node);
+  }
+
+  Status preScore(CycleState& state, const Pod& pod, std::span<const NodeInfo* const>,
+                  const ClusterView&) const override {
+    auto requests = std::make_unique<PodScoreRequests>();
+    requests->values = allocation_.podRequests(pod);
+    state.write(kPreScoreKey, std::move(requests));
+    return Status::success();
+  }
+
+  int64_t score(const CycleState& state, const Pod& pod, const NodeInfo& node) const override {
+    if (const PodScoreRequests* requests = state.read<PodScoreRequests>(kPreScoreKey))
+      return scoreWith(node, requests->values);
+    // PreScore did not run (upstream computes the requests on the spot).
+    return scoreWith(node, allocation_.podRequests(pod));
+  }
+
+ private:
+  bool isIgnored(std::string_view resource) const {
+    if (std::binary_search(ignoredResources_.begin(), ignoredResources_.end(), resource)) return true;
+    if (ignoredGroups_.empty()) return false;
+    std::string_view group = resource.substr(0, resource.find('/'));
+    return std::binary_search(ignoredGroups_.begin(), ignoredGroups_.end(), group);
+  }
+
+  int64_t scoreWith(const NodeInfo& node, std::span<const int64_t> podRequests) const {
+    switch (strategy_) {
+      case ScoringStrategyType::LeastAllocated: return allocation_.leastAllocated(node, podRequests);
+      case ScoringStrategyType::MostAllocated: return allocation_.mostAllocated(node, podRequests);
+      case ScoringStrategyType::RequestedToCapacityRatio:
+        return allocation_.requestedToCapacityRatio(shape_, node, podRequests);
+    }
+    return 0;
+  }
+
+  // The slow path of Filter: every reason, in upstream's order (pods, cpu,
+  // memory, ephemeral-storage, then scalar resources by name).
+  static Status insufficientResources(const PodFitRequest& request, const NodeInfo& node) {
+    const Resources& allocatable = node.allocatable();
+    const Resources& used = node.requested;
+    std::vector<std::string> reasons;
+    bool unresolvable = false;
+    if (static_cast<int64_t>(node.podCount) + 1 > allocatable.pods) reasons.emplace_back("Too many pods");
+    auto check = [&](int64_t requested, int64_t alloc, int64_t inUse, std::string_view resource) {
+      if (requested > 0 && requested > available(alloc, inUse)) {
+        reasons.push_back("Insufficient " + std::string(resource));
+        // Larger than the whole node: evicting pods (preemption) cannot help.
+        if (requested > alloc) unresolvable = true;
+      }
+    };
+    check(request.milliCpu, allocatable.milliCpu, used.milliCpu, kResourceCpu);
+    check(request.memory, allocatable.memory, used.memory, kResourceMemory);
+    check(request.ephemeralStorage, allocatable.ephemeralStorage, used.ephemeralStorage, kResourceEphemeralStorage);
+    for (const auto& [resource, quantity] : request.scalars) {
+      int64_t alloc = allocatable.scalar(resource);
+      if (quantity > available(alloc, used.scalar(resource))) {
+        reasons.push_back("Insufficient " + resource);
+        if (quantity > alloc) unresolvable = true;
+      }
+    }
+    return Status(unresolvable ? Code::UnschedulableAndUnresolvable : Code::Unschedulable, std::move(reasons));
+  }
+
+  std::vector<std::string> ignoredResources_;  // sorted
+  std::vector<std::string> ignoredGroups_;     // sorted
+  ScoringStrategyType strategy_;
+  std::vector<ShapePoint> shape_;  // scores scaled to 0–100
+  ResourceAllocation allocation_;
+};
+
+}  // namespace
+
+Result<NodeResourcesFitArgs> decodeNodeResourcesFitArgs(const nlohmann::json& args) {
+  const std::string root(kArgsRoot);
+  NodeResourcesFitArgs out;
+  if (args.is_null()) return out;
+  if (!args.is_object()) return fieldError(root, "must be an object");
+
+  const nlohmann::json* strategy = nullptr;
+  for (const auto& [key, value] : args.items()) {
+    if (key == "apiVersion" || key == "kind") continue;
+    if (key == "ignoredResources") {
+      auto list = decodeStringList(value, root + ".ignoredResources");
+      if (!list) return list.error();
+      out.ignoredResources = std::move(*list);
+    } else if (key == "ignoredResourceGroups") {
+      auto list = decodeStringList(value, root + ".ignoredResourceGroups");
+      if (!list) return list.error();
+      out.ignoredResourceGroups = std::move(*list);
+    } else if (key == "scoringStrategy") {
+      if (!value.is_null()) strategy = &value;
+    } else {
+      return fieldError(root + "." + key, "unknown field");
+    }
+  }
+
+  // Defaults (SetDefaults_NodeResourcesFitArgs): no strategy means LeastAllocated;
+  // no resources means cpu and memory; weight 0 means 1.
+  DecodedStrategy decoded;
+  const std::string strategyPath = root + ".scoringStrategy";
+  if (strategy == nullptr) {
+    decoded.type = "LeastAllocated";
+  } else {
+    auto d = decodeStrategy(*strategy, strategyPath);
+    if (!d) return d.error();
+    decoded = std::move(*d);
+  }
+  if (decoded.resources.empty()) decoded.resources = defaultResourceSpecs();
+  for (ResourceSpec& r : decoded.resources)
+    if (r.weight == 0) r.weight = 1;
+
+  // Validation (ValidateNodeResourcesFitArgs): every error is reported.
+  std::vector<std::string> errs;
+  for (size_t i = 0; i < out.ignoredResources.size(); ++i)
+    for (const std::string& msg : qualifiedNameErrors(out.ignoredResources[i]))
+      errs.push_back(invalid(root + ".ignoredResources[" + std::to_string(i) + "]", goQuote(out.ignoredResources[i]), msg));
+  for (size_t i = 0; i < out.ignoredResourceGroups.size(); ++i) {
+    const std::string& group = out.ignoredResourceGroups[i];
+    std::string path = root + ".ignoredResourceGroups[" + std::to_string(i) + "]";
+    if (group.find('/') != std::string::npos)
+      errs.push_back(invalid(path, goQuote(group), "resource group name can't contain '/'"));
+    for (const std::string& msg : qualifiedNameErrors(group)) errs.push_back(invalid(path, goQuote(group), msg));
+  }
+
+  if (decoded.type == "LeastAllocated") {
+    out.strategy = ScoringStrategyType::LeastAllocated;
+  } else if (decoded.type == "MostAllocated") {
+    out.strategy = ScoringStrategyType::MostAllocated;
+  } else if (decoded.type == "RequestedToCapacityRatio") {
+    out.strategy = ScoringStrategyType::RequestedToCapacityRatio;
+  } else {
+    errs.push_back(strategyPath + ".type: Unsupported value: " + goQuote(decoded.type) +
+                   ": supported values: \"LeastAllocated\", \"MostAllocated\", \"RequestedToCapacityRatio\"");
+  }
+  for (size_t i = 0; i < decoded.resources.size(); ++i) {
+    const ResourceSpec& r = decoded.resources[i];
+    if (r.weight <= 0 || r.weight > 100)
+      errs.push_back(invalid(strategyPath + ".resources[" + std::to_string(i) + "].weight", std::to_string(r.weight),
+                             "resource weight of " + r.name + " not in valid range (0, 100]"));
+  }
+  const std::string ratioPath = strategyPath + ".requestedToCapacityRatio";
+  if (decoded.type == "RequestedToCapacityRatio") {
+    if (!decoded.hasRatio)
+      errs.push_back(ratioPath + ": Required value: must be specified when type is RequestedToCapacityRatio");
+    else
+      validateShape(decoded.shape, ratioPath + ".shape", errs);
+  } else if (decoded.hasRatio) {
+    errs.push_back(ratioPath + ": Forbidden: must be nil when type is not RequestedToCapacityRatio");
+  }
+  if (!errs.empty()) return Error{aggregateErrors(errs)};
+
+  out.resources = std::move(decoded.resources);
+  out.shape = std::move(decoded.shape);
+  return out;
+}
+
+std::unique_ptr<Plugin> makeNodeResourcesFit(NodeResourcesFitArgs args) {
+  return std::make_unique<NodeResourcesFit>(std::move(args));
+}
+
+Result<std::unique_ptr<Plugin>> newNodeResourcesFit(const nlohmann::json& args) {
+  auto decoded = decodeNodeResourcesFitArgs(args);
+  if (!decoded) return decoded.error();
+  return makeNodeResourcesFit(std::move(*decoded));
+}
+
+}  // namespace placer

@@ -1,0 +1,249 @@
+#include "scoring/plugins/resource_allocation.h"
+
+#include <cmath>
+#include <limits>
+#include <utility>
+
+#include <nlohmann/json.hpp>
+
+#include "scoring/framework.h"
+#include "scoring/resources.h"
+
+namespace placer {
+
+namespace {
+
+// Go's int64 arithmetic wraps on overflow; C++ signed overflow is undefined.
+// Quantities near the int64 limit are possible in hostile input, so the
+// arithmetic that upstream does unchecked is done modulo 2^64 here too.
+int64_t wrapAdd(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
+}
+int64_t wrapSub(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) - static_cast<uint64_t>(b));
+}
+int64_t wrapMul(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
+}
+// Go's division truncates toward zero like C++; only MinInt64 / -1 differs (it wraps).
+int64_t wrapDiv(int64_t a, int64_t b) {
+  if (b == -1) return wrapSub(0, a);
+  return a / b;
+}
+
+constexpr int64_t kMaxUtilization = 100;
+
+// Calls f(i, amounts) for every resource the node can be scored on.
+template <class F>
+void forEachScored(const ResourceAllocation& r, const NodeInfo& node, std::span<const int64_t> podRequests, F&& f) {
+  for (size_t i = 0; i < r.size(); ++i) {
+    ResourceAllocation::Amounts a = r.amounts(i, node, podRequests[i]);
+    if (a.allocatable == 0) continue;
+    f(i, a);
+  }
+}
+
+}  // namespace
+
+std::vector<ResourceSpec> defaultResourceSpecs() {
+  return {{std::string(kResourceCpu), 1}, {std::string(kResourceMemory), 1}};
+}
+
+int64_t brokenLinear(std::span<const ShapePoint> shape, int64_t p) {
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (p <= shape[i].utilization) {
+      if (i == 0) return shape[0].score;
+      const ShapePoint& lo = shape[i - 1];
+      const ShapePoint& hi = shape[i];
+      return lo.score + (hi.score - lo.score) * (p - lo.utilization) / (hi.utilization - lo.utilization);
+    }
+  }
+  return shape.empty() ? 0 : shape.back().score;
+}
+
+int64_t leastRequestedScore(int64_t requested, int64_t capacity) {
+  if (capacity == 0 || requested > capacity) return 0;
+  return wrapDiv(wrapMul(wrapSub(capacity, requested), kMaxNodeScore), capacity);
+}
+
+int64_t mostRequestedScore(int64_t requested, int64_t capacity) {
+  if (capacity == 0) return 0;
+  // Requested may exceed capacity because pods without requests count the non-zero defaults.
+  if (requested > capacity) requested = capacity;
+  return wrapDiv(wrapMul(requested, kMaxNodeScore), capacity);
+}
+
+ResourceAllocation::ResourceAllocation(std::vector<ResourceSpec> resources, RequestBasis basis)
+    : specs_(std::move(resources)), basis_(basis) {
+  entries_.reserve(specs_.size());
+  for (const ResourceSpec& spec : specs_) {
+    Kind kind = Kind::Unscored;
+    if (spec.name == kResourceCpu)
+      kind = Kind::Cpu;
+    else if (spec.name == kResourceMemory)
+      kind = Kind::Memory;
+    else if (spec.name == kResourceEphemeralStorage)
+      kind = Kind::EphemeralStorage;
+    else if (isScalarResourceName(spec.name))
+      kind = Kind::Scalar;
+    // Anything else ("pods", "storage", ...) is never in a node's scalar
+    // resources upstream, so it always scores as absent.
+    entries_.push_back(Entry{kind, spec.name, spec.weight});
+  }
+}
+
+void ResourceAllocation::podRequests(const Pod& pod, std::span<int64_t> out) const {
+  const Resources& cpuMemory = basis_ == RequestBasis::NonZero ? pod.nonZeroRequests : pod.requests;
+  for (size_t i = 0; i < entries_.size(); ++i) {
+    const Entry& e = entries_[i];
+    switch (e.kind) {
+      case Kind::Cpu: out[i] = cpuMemory.milliCpu; break;
+      case Kind::Memory: out[i] = cpuMemory.memory; break;
+      case Kind::EphemeralStorage: out[i] = pod.requests.ephemeralStorage; break;
+      case Kind::Scalar: out[i] = pod.requests.scalar(e.name); break;
+      case Kind::Unscored: out[i] = 0; break;
+    }
+  }
+}
+
+std::vector<int64_t> ResourceAllocation::podRequests(const Pod& pod) const {
+  std::vector<int64_t> out(entries_.size());
+  podRequests(pod, out);
+  return out;
+}
+
+ResourceAllocation::Amounts ResourceAllocation::amounts(size_t i, const NodeInfo& node, int64_t podRequest) const {
+  const Entry& e = entries_[i];
+  const Resources& allocatable = node.allocatable();
+  const Resources& requested = basis_ == RequestBasis::NonZero ? node.nonZeroRequested : node.requested;
+  switch (e.kind) {
+    case Kind::Cpu: return {allocatable.milliCpu, wrapAdd(requested.milliCpu, podRequest)};
+    case Kind::Memory: return {allocatable.memory, wrapAdd(requested.memory, podRequest)};
+    case Kind::EphemeralStorage:
+      return {allocatable.ephemeralStorage, wrapAdd(node.requested.ephemeralStorage, podRequest)};
+    case Kind::Scalar: {
+      // An extended resource the pod does not request is left out of the score.
+      if (podRequest == 0) return {};
+      int64_t alloc = allocatable.scalar(e.name);
+      if (alloc == 0) return {};
+      return {alloc, wrapAdd(node.requested.scalar(e.name), podRequest)};
+    }
+    case Kind::Unscored: return {};
+  }
+  return {};
+}
+
+int64_t ResourceAllocation::leastAllocated(const NodeInfo& node, std::span<const int64_t> podRequests) const {
+  int64_t nodeScore = 0;
+  int64_t weightSum = 0;
+  forEachScored(*this, node, podRequests, [&](size_t i, Amounts a) {
+    nodeScore = wrapAdd(nodeScore, wrapMul(leastRequestedScore(a.requested, a.allocatable), entries_[i].weight));
+    weightSum += entries_[i].weight;
+  });
+  return weightSum == 0 ? 0 : nodeScore / weightSum;
+}
+
+int64_t ResourceAllocation::mostAllocated(const NodeInfo& node, std::span<const int64_t> podRequests) const {
+  int64_t nodeScore = 0;
+  int64_t weightSum = 0;
+  forEachScored(*this, node, podRequests, [&](size_t i, Amounts a) {
+    nodeScore = wrapAdd(nodeScore, wrapMul(mostRequestedScore(a.requested, a.allocatable), entries_[i].weight));
+    weightSum += entries_[i].weight;
+  });
+  return weightSum == 0 ? 0 : nodeScore / weightSum;
+}
+
+int64_t ResourceAllocation::requestedToCapacityRatio(std::span<const ShapePoint> shape, const NodeInfo& node,
+                                                     std::span<const int64_t> podRequests) const {
+  int64_t nodeScore = 0;
+  int64_t weightSum = 0;
+  forEachScored(*this, node, podRequests, [&](size_t i, Amounts a) {
+    int64_t utilization = a.requested > a.allocatable
+                              ? kMaxUtilization
+                              : wrapDiv(wrapMul(a.requested, kMaxUtilization), a.allocatable);
+    int64_t resourceScore = brokenLinear(shape, utilization);
+    // Upstream leaves resources scoring 0 out of the average.
+    if (resourceScore > 0) {
+      nodeScore = wrapAdd(nodeScore, wrapMul(resourceScore, entries_[i].weight));
+      weightSum += entries_[i].weight;
+    }
+  });
+  if (weightSum == 0) return 0;
+  return static_cast<int64_t>(std::round(static_cast<double>(nodeScore) / static_cast<double>(weightSum)));
+}
+
+int64_t ResourceAllocation::balanced(const NodeInfo& node, std::span<const int64_t> podRequests) const {
+  // Same floating-point operations in the same order as upstream, so scores
+  // truncate identically.
+  auto fraction = [](Amounts a) {
+    double f = static_cast<double>(a.requested) / static_cast<double>(a.allocatable);
+    return f > 1 ? 1.0 : f;
+  };
+  double totalFraction = 0;
+  double first = 0;
+  double second = 0;
+  size_t count = 0;
+  forEachScored(*this, node, podRequests, [&](size_t, Amounts a) {
+    double f = fraction(a);
+    totalFraction += f;
+    if (count == 0) first = f;
+    if (count == 1) second = f;
+    ++count;
+  });
+
+  double stddev = 0;
+  if (count == 2) {
+    // The usual cpu + memory case: the standard deviation of two values.
+    stddev = std::abs((first - second) / 2);
+  } else if (count > 2) {
+    double mean = totalFraction / static_cast<double>(count);
+    double sum = 0;
+    forEachScored(*this, node, podRequests, [&](size_t, Amounts a) {
+      double f = fraction(a);
+      sum = sum + (f - mean) * (f - mean);
+    });
+    stddev = std::sqrt(sum / static_cast<double>(count));
+  }
+  return static_cast<int64_t>((1 - stddev) * static_cast<double>(kMaxNodeScore));
+}
+
+std::string aggregateErrors(const std::vector<std::string>& errors) {
+  if (errors.size() == 1) return errors.front();
+  std::string out = "[";
+  for (size_t i = 0; i < errors.size(); ++i) {
+    if (i > 0) out += ", ";
+    out += errors[i];
+  }
+  out += "]";
+  return out;
+}
+
+Result<std::vector<ResourceSpec>> decodeResourceSpecs(const nlohmann::json& value, std::string_view path) {
+  std::vector<ResourceSpec> specs;
+  if (value.is_null()) return specs;
+  if (!value.is_array()) return fieldError(path, "must be a list");
+  for (size_t i = 0; i < value.size(); ++i) {
+    const nlohmann::json& item = value[i];
+    std::string itemPath = std::string(path) + "[" + std::to_string(i) + "]";
+    if (!item.is_object()) return fieldError(itemPath, "must be an object");
+    ResourceSpec spec;
+    spec.weight = 0;  // absent: defaulted by the caller, as upstream's SetDefaults_*
+    for (const auto& [key, v] : item.items()) {
+      if (key == "name") {
+        if (!v.is_string()) return fieldError(itemPath + ".name", "must be a string");
+        spec.name = v.get<std::string>();
+      } else if (key == "weight") {
+        if (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
+          return fieldError(itemPath + ".weight", "must fit in a 64-bit integer");
+        if (!v.is_number_integer()) return fieldError(itemPath + ".weight", "must be an integer");
+        spec.weight = v.get<int64_t>();
+      } else {
+        return fieldError(itemPath + "." + key, "unknown field");
+      }
+    }
+    specs.push_back(std::move(spec));
+  }
+  return specs;
+}
+
+}  // namespace placer
