@@ -12,6 +12,7 @@
 #include <Poco/Net/HTTPServer.h>
 #include <Poco/Net/HTTPServerParams.h>
 #include <Poco/Net/HTTPServerRequest.h>
+#include <Poco/Net/HTTPServerRequestImpl.h>
 #include <Poco/Net/HTTPServerResponse.h>
 #include <Poco/Net/SSLManager.h>
 #include <Poco/Net/SecureServerSocket.h>
@@ -98,8 +99,9 @@ class RouterHandler : public Poco::Net::HTTPRequestHandler {
 
     HttpResponse answer;
     bool keepAlive = true;
+    bool bodyTooLarge = false;
     try {
-      answer = route(request, keepAlive);
+      answer = route(request, keepAlive, bodyTooLarge);
     } catch (const Poco::Exception& e) {
       answer = internalError(request, e.displayText());
     } catch (const std::exception& e) {
@@ -114,6 +116,7 @@ class RouterHandler : public Poco::Net::HTTPRequestHandler {
       if (!keepAlive) response.setKeepAlive(false);
       response.setContentLength64(static_cast<Poco::Int64>(answer.body.size()));
       response.sendBuffer(answer.body.data(), answer.body.size());
+      if (!keepAlive && bodyTooLarge) lingerOnBody(request);
     } catch (const Poco::Exception& e) {
       // The client went away; nothing left to answer.
       logEvent(LogLevel::Debug, "response not sent", {{"listener", shared_->options->name}, {"error", e.displayText()}});
@@ -121,6 +124,29 @@ class RouterHandler : public Poco::Net::HTTPRequestHandler {
   }
 
  private:
+  // After refusing a body too large to read, reads (and drops) what the client
+  // is still sending for a short while before the connection closes, so that
+  // closing with unread data does not reset the connection before the client
+  // has read the 413 (nginx's lingering close).
+  static void lingerOnBody(Poco::Net::HTTPServerRequest& request) {
+    constexpr size_t kMaxDrainBytes = 16 * 1024 * 1024;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+    try {
+      auto& impl = static_cast<Poco::Net::HTTPServerRequestImpl&>(request);
+      impl.socket().setReceiveTimeout(Poco::Timespan(0, 200 * 1000));
+      std::istream& in = request.stream();
+      char buf[16384];
+      size_t drained = 0;
+      while (in && drained < kMaxDrainBytes && std::chrono::steady_clock::now() < deadline) {
+        in.read(buf, sizeof buf);
+        if (in.gcount() <= 0) break;
+        drained += size_t(in.gcount());
+      }
+    } catch (...) {
+      // A timeout or a reset: the connection is closing anyway.
+    }
+  }
+
   HttpResponse internalError(const Poco::Net::HTTPServerRequest& request, const std::string& what) {
     logEvent(LogLevel::Error, "request handler failed",
              {{"listener", shared_->options->name}, {"method", request.getMethod()}, {"uri", request.getURI()},
@@ -128,7 +154,7 @@ class RouterHandler : public Poco::Net::HTTPRequestHandler {
     return HttpResponse::text(500, "internal error\n");
   }
 
-  HttpResponse route(Poco::Net::HTTPServerRequest& request, bool& keepAlive) {
+  HttpResponse route(Poco::Net::HTTPServerRequest& request, bool& keepAlive, bool& bodyTooLarge) {
     const ListenerOptions& options = *shared_->options;
     HttpRequest req;
     req.method = request.getMethod();
@@ -141,6 +167,9 @@ class RouterHandler : public Poco::Net::HTTPRequestHandler {
     // Whatever the answer, the body is consumed (up to the cap) so the
     // connection can carry the next request; past the cap it is closed.
     auto consumeBody = [&]() -> bool {
+      // Neither a length nor chunks: the body is empty (RFC 9112 6.3), never
+      // "until the client closes", which would hold a worker.
+      if (!request.hasContentLength() && !request.getChunkedTransferEncoding()) return true;
       if (request.hasContentLength() && request.getContentLength64() > static_cast<Poco::Int64>(options.maxBodyBytes)) {
         keepAlive = false;
         return false;
@@ -152,6 +181,7 @@ class RouterHandler : public Poco::Net::HTTPRequestHandler {
       return true;
     };
     auto tooLarge = [&] {
+      bodyTooLarge = true;
       return HttpResponse::text(413, "request body larger than " + std::to_string(options.maxBodyBytes) + " bytes\n");
     };
 

@@ -1,0 +1,296 @@
+// reviewAdmission as a pure function: AdmissionReview fixtures shaped as the
+// API server sends them, and what placer answers to each.
+#include "webhook/admission.h"
+
+#include <gtest/gtest.h>
+
+#include "test/webhook/webhook_fixture.h"
+
+namespace placer::testing {
+namespace {
+
+class AdmissionTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    loadView(state_, {nodeJson("node-a", "4", "8Gi"), nodeJson("node-b", "4", "8Gi"), nodeJson("node-c", "2", "4Gi")});
+  }
+
+  AdmissionAnswer review(const json& doc, bool synced = true) {
+    AdmissionInput input{engine_, state_, settings_, now_, synced};
+    return reviewAdmission(doc.dump(), input);
+  }
+  size_t reservations() {
+    return state_.update([](MutableClusterView& v) { return v.reservationCount(); });
+  }
+  const Reservation* reservation(const std::string& id) {
+    return state_.update([&](MutableClusterView& v) { return v.findReservation(id); });
+  }
+
+  Engine engine_{Profile::defaults()};
+  ClusterState state_;
+  PlacerSettings settings_;
+  std::chrono::steady_clock::time_point now_ = std::chrono::steady_clock::time_point() + std::chrono::hours(1);
+};
+
+TEST_F(AdmissionTest, GenerateNamePodWithoutAnnotationsIsAssignedWithTheWholeAnnotationsMap) {
+  json pod = podJson("", "team-a", "500m", "512Mi");
+  AdmissionAnswer a = review(admissionReview("uid-1", pod));
+  ASSERT_EQ(a.outcome, AdmissionOutcome::Assigned) << a.reason;
+  EXPECT_EQ(a.httpStatus, 200);
+  EXPECT_EQ(a.pod, "team-a/web-7d4b9c8f5-");
+
+  json resp = json::parse(a.body);
+  EXPECT_EQ(resp["apiVersion"], "admission.k8s.io/v1");
+  EXPECT_EQ(resp["kind"], "AdmissionReview");
+  EXPECT_EQ(resp["response"]["uid"], "uid-1");
+  EXPECT_EQ(resp["response"]["allowed"], true);
+  EXPECT_EQ(resp["response"]["patchType"], "JSONPatch");
+  EXPECT_EQ(resp["response"].size(), 4u);
+
+  json patch = patchOf(a.body);
+  ASSERT_EQ(patch.size(), 2u);
+  EXPECT_EQ(patch[0], (json{{"op", "add"}, {"path", "/spec/nodeName"}, {"value", a.node}}));
+  EXPECT_EQ(patch[1]["op"], "add");
+  EXPECT_EQ(patch[1]["path"], "/metadata/annotations");
+  EXPECT_EQ(patch[1]["value"], (json{{"placer.io/assigned-node", a.node},
+                                     {"placer.io/reservation", "uid-1"},
+                                     {"placer.io/score", std::to_string(a.score)}}));
+  const Reservation* r = reservation("uid-1");
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(r->nodeName, a.node);
+  EXPECT_EQ(r->expires, now_ + settings_.reservationTtl);
+}
+
+TEST_F(AdmissionTest, PodWithAnnotationsGetsOneOpPerKeyWithJsonPointerEscaping) {
+  json pod = podJson("web-0", "team-a", "100m", "64Mi");
+  pod["metadata"]["annotations"] = {{"example.com/owner", "team-a"}};
+  AdmissionAnswer a = review(admissionReview("uid-2", pod));
+  ASSERT_EQ(a.outcome, AdmissionOutcome::Assigned) << a.reason;
+  json patch = patchOf(a.body);
+  ASSERT_EQ(patch.size(), 4u);
+  EXPECT_EQ(patch[1]["path"], "/metadata/annotations/placer.io~1assigned-node");
+  EXPECT_EQ(patch[2]["path"], "/metadata/annotations/placer.io~1reservation");
+  EXPECT_EQ(patch[2]["value"], "uid-2");
+  EXPECT_EQ(patch[3]["path"], "/metadata/annotations/placer.io~1score");
+}
+
+TEST_F(AdmissionTest, DaemonSetPodWithMatchFieldsGoesToItsNode) {
+  json pod = podJson("", "monitoring", "50m", "32Mi");
+  pod["metadata"]["generateName"] = "node-exporter-";
+  pod["metadata"]["ownerReferences"] = json::array(
+      {{{"apiVersion", "apps/v1"}, {"kind", "DaemonSet"}, {"name", "node-exporter"}, {"uid", "ds-1"}, {"controller", true}}});
+  pod["spec"]["affinity"] = {
+      {"nodeAffinity",
+       {{"requiredDuringSchedulingIgnoredDuringExecution",
+         {{"nodeSelectorTerms",
+           json::array({{{"matchFields", json::array({{{"key", "metadata.name"}, {"operator", "In"},
+                                                       {"values", json::array({"node-c"})}}})}}})}}}}}};
+  AdmissionAnswer a = review(admissionReview("uid-ds", pod));
+  ASSERT_EQ(a.outcome, AdmissionOutcome::Assigned) << a.reason;
+  EXPECT_EQ(a.node, "node-c");
+}
+
+TEST_F(AdmissionTest, DryRunDecidesButReservesNothing) {
+  AdmissionAnswer a = review(admissionReview("uid-dry", podJson("", "team-a", "1", "1Gi"), "CREATE", true));
+  ASSERT_EQ(a.outcome, AdmissionOutcome::Assigned) << a.reason;
+  EXPECT_TRUE(a.dryRun);
+  EXPECT_FALSE(a.reserved);
+  EXPECT_FALSE(patchOf(a.body).is_null());
+  EXPECT_EQ(reservations(), 0u);
+}
+
+TEST_F(AdmissionTest, PodsPlacerLeavesAlone) {
+  struct Case {
+    std::string name;
+    std::function<void(json& pod, json& review)> shape;
+    std::string reason;
+  };
+  std::vector<Case> cases = {
+      {"already has nodeName", [](json& p, json&) { p["spec"]["nodeName"] = "node-a"; }, "spec.nodeName"},
+      {"foreign scheduler", [](json& p, json&) { p["spec"]["schedulerName"] = "volcano"; }, "schedulerName volcano"},
+      {"scheduling gates",
+       [](json& p, json&) { p["spec"]["schedulingGates"] = json::array({{{"name", "example.com/quota"}}}); },
+       "scheduling gates"},
+      {"persistent volume claim",
+       [](json& p, json&) {
+         p["spec"]["volumes"] = json::array({{{"name", "data"}, {"persistentVolumeClaim", {{"claimName", "data-0"}}}}});
+       },
+       "volumes"},
+      {"generic ephemeral volume",
+       [](json& p, json&) {
+         p["spec"]["volumes"] = json::array(
+             {{{"name", "scratch"},
+               {"ephemeral",
+                {{"volumeClaimTemplate",
+                  {{"spec", {{"accessModes", json::array({"ReadWriteOnce"})},
+                             {"resources", {{"requests", {{"storage", "1Gi"}}}}}}}}}}}}});
+       },
+       "volumes"},
+      {"kube-system namespace",
+       [](json& p, json& r) {
+         p["metadata"]["namespace"] = "kube-system";
+         r["request"]["namespace"] = "kube-system";
+       },
+       "namespace kube-system"},
+      {"placer's own namespace",
+       [](json& p, json& r) {
+         p["metadata"]["namespace"] = "placer-system";
+         r["request"]["namespace"] = "placer-system";
+       },
+       "namespace placer-system"},
+      {"skip label", [](json& p, json&) { p["metadata"]["labels"]["placer.io/skip"] = "true"; }, "placer.io/skip"},
+      {"UPDATE operation", [](json&, json& r) { r["request"]["operation"] = "UPDATE"; }, "operation UPDATE"},
+      {"not a pod",
+       [](json&, json& r) {
+         r["request"]["kind"] = {{"group", "apps"}, {"version", "v1"}, {"kind", "Deployment"}};
+       },
+       "not a core/v1 Pod"},
+      {"pods/binding subresource", [](json&, json& r) { r["request"]["subResource"] = "binding"; }, "not a core/v1 Pod"},
+  };
+  settings_.ownNamespace = "placer-system";
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    json pod = podJson("", "team-a", "100m", "64Mi");
+    json r = admissionReview("uid-" + c.name, pod);
+    c.shape(pod, r);
+    r["request"]["object"] = pod;
+    AdmissionAnswer a = review(r);
+    EXPECT_EQ(a.outcome, AdmissionOutcome::Skipped);
+    EXPECT_NE(a.reason.find(c.reason), std::string::npos) << a.reason;
+    EXPECT_EQ(a.body, R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","response":{"uid":")" +
+                          ("uid-" + c.name) + R"(","allowed":true}})");
+  }
+  EXPECT_EQ(reservations(), 0u);
+}
+
+TEST_F(AdmissionTest, PodsWithVolumesArePlacedWhenConfigured) {
+  settings_.placePodsWithBoundVolumes = true;
+  json pod = podJson("", "team-a", "100m", "64Mi");
+  pod["spec"]["volumes"] = json::array({{{"name", "data"}, {"persistentVolumeClaim", {{"claimName", "data-0"}}}}});
+  EXPECT_EQ(review(admissionReview("uid-pvc", pod)).outcome, AdmissionOutcome::Assigned);
+}
+
+TEST_F(AdmissionTest, NoFeasibleNodeLeavesThePodToTheFallbackSchedulerWithTheReason) {
+  settings_.fallbackSchedulerName = "placer-fallback";
+  AdmissionAnswer a = review(admissionReview("uid-big", podJson("", "team-a", "64", "1Gi")));
+  ASSERT_EQ(a.outcome, AdmissionOutcome::Fallback);
+  json patch = patchOf(a.body);
+  ASSERT_EQ(patch.size(), 2u);
+  EXPECT_EQ(patch[0]["path"], "/metadata/annotations");
+  std::string reason = patch[0]["value"]["placer.io/unassigned-reason"];
+  EXPECT_EQ(reason.rfind("0/3 nodes are available: 3 Insufficient cpu", 0), 0u) << reason;
+  EXPECT_EQ(patch[1], (json{{"op", "add"}, {"path", "/spec/schedulerName"}, {"value", "placer-fallback"}}));
+  EXPECT_EQ(reservations(), 0u);
+}
+
+TEST_F(AdmissionTest, NoFeasibleNodeWithoutFallbackSchedulerOnlyAnnotates) {
+  AdmissionAnswer a = review(admissionReview("uid-big", podJson("", "team-a", "64", "1Gi")));
+  ASSERT_EQ(a.outcome, AdmissionOutcome::Fallback);
+  EXPECT_EQ(patchOf(a.body).size(), 1u);
+}
+
+TEST_F(AdmissionTest, FailuresNeverBlockCreation) {
+  json badQuantity = podJson("", "team-a", "lots", "64Mi");
+  AdmissionAnswer a = review(admissionReview("uid-bad", badQuantity));
+  EXPECT_EQ(a.outcome, AdmissionOutcome::Error);
+  EXPECT_NE(a.reason.find("cpu"), std::string::npos) << a.reason;
+  EXPECT_TRUE(patchOf(a.body).is_null());
+
+  json noObject = admissionReview("uid-noobj", podJson("", "team-a", "1", "1Gi"));
+  noObject["request"].erase("object");
+  EXPECT_EQ(review(noObject).outcome, AdmissionOutcome::Error);
+
+  AdmissionAnswer cold = review(admissionReview("uid-cold", podJson("", "team-a", "1", "1Gi")), /*synced=*/false);
+  EXPECT_EQ(cold.outcome, AdmissionOutcome::Error);
+  EXPECT_NE(cold.reason.find("not synced"), std::string::npos);
+  EXPECT_TRUE(patchOf(cold.body).is_null());
+  EXPECT_EQ(json::parse(cold.body)["response"]["allowed"], true);
+  EXPECT_EQ(reservations(), 0u);
+}
+
+TEST_F(AdmissionTest, BodiesThatAreNotAnAdmissionReviewAre400) {
+  struct Case {
+    std::string name;
+    std::string body;
+  };
+  std::vector<Case> cases = {
+      {"not JSON", "hello"},
+      {"truncated JSON", R"({"kind":"AdmissionReview","request":{"uid":)"},
+      {"array", "[1,2,3]"},
+      {"other kind", R"({"kind":"Pod","apiVersion":"v1"})"},
+      {"no request", R"({"kind":"AdmissionReview","apiVersion":"admission.k8s.io/v1"})"},
+      {"no uid", R"({"kind":"AdmissionReview","apiVersion":"admission.k8s.io/v1","request":{"operation":"CREATE"}})"},
+      {"uid not a string", R"({"kind":"AdmissionReview","apiVersion":"admission.k8s.io/v1","request":{"uid":7}})"},
+      {"deeply nested", std::string(100000, '[') + std::string(100000, ']')},
+      {"empty", ""},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    AdmissionInput input{engine_, state_, settings_, now_, true};
+    AdmissionAnswer a = reviewAdmission(c.body, input);
+    EXPECT_EQ(a.outcome, AdmissionOutcome::BadRequest);
+    EXPECT_EQ(a.httpStatus, 400);
+    EXPECT_FALSE(a.body.empty());
+  }
+}
+
+TEST_F(AdmissionTest, ReservationsHoldCapacityUntilTheyExpire) {
+  // node-c has 2 cpu; fill every node with 1.5-cpu pods.
+  int assigned = 0;
+  for (int i = 0; i < 10; ++i)
+    if (review(admissionReview("uid-" + std::to_string(i), podJson("", "team-a", "1500m", "64Mi"))).outcome ==
+        AdmissionOutcome::Assigned)
+      ++assigned;
+  EXPECT_EQ(assigned, 2 + 2 + 1);
+  EXPECT_EQ(review(admissionReview("uid-more", podJson("", "team-a", "1500m", "64Mi"))).outcome,
+            AdmissionOutcome::Fallback);
+
+  MetricsRegistry metrics;
+  ReservationSweeper sweeper(state_, metrics, [this] { return now_ + settings_.reservationTtl + std::chrono::seconds(1); });
+  EXPECT_EQ(sweeper.sweep(), 5u);
+  EXPECT_EQ(reservations(), 0u);
+  EXPECT_NE(metrics.render().find("placer_reservations_expired_total 5\n"), std::string::npos);
+  EXPECT_EQ(review(admissionReview("uid-after", podJson("", "team-a", "1500m", "64Mi"))).outcome,
+            AdmissionOutcome::Assigned);
+}
+
+TEST_F(AdmissionTest, AReviewSentAgainWithTheSameUidIsNotCountedTwice) {
+  json r = admissionReview("uid-same", podJson("", "team-a", "3", "64Mi"));
+  // node-a and node-b fit one 3-cpu pod each; the same uid three times keeps one reservation.
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(review(r).outcome, AdmissionOutcome::Assigned);
+  EXPECT_EQ(reservations(), 1u);
+  EXPECT_EQ(review(admissionReview("uid-other", podJson("", "team-a", "3", "64Mi"))).outcome,
+            AdmissionOutcome::Assigned);
+}
+
+TEST_F(AdmissionTest, TheReservationIsReplacedByThePodWhenItAppears) {
+  AdmissionAnswer a = review(admissionReview("uid-r", podJson("", "team-a", "3", "64Mi")));
+  ASSERT_EQ(a.outcome, AdmissionOutcome::Assigned);
+  json created = podJson("web-7d4b9c8f5-x2x9z", "team-a", "3", "64Mi");
+  created["metadata"]["uid"] = "pod-uid-1";
+  created["metadata"]["annotations"] = {{"placer.io/reservation", "uid-r"}};
+  created["spec"]["nodeName"] = a.node;
+  auto pod = decodePod(created);
+  ASSERT_TRUE(pod.ok()) << pod.error().message;
+  state_.upsertPod(*pod);
+  EXPECT_EQ(reservations(), 0u);
+  int32_t podCount = state_.read([&](const ClusterView& v) { return v.findNode(a.node)->podCount; });
+  EXPECT_EQ(podCount, 1);
+}
+
+TEST(Base64Test, MatchesRfc4648Vectors) {
+  EXPECT_EQ(base64Encode(""), "");
+  EXPECT_EQ(base64Encode("f"), "Zg==");
+  EXPECT_EQ(base64Encode("fo"), "Zm8=");
+  EXPECT_EQ(base64Encode("foo"), "Zm9v");
+  EXPECT_EQ(base64Encode("foobar"), "Zm9vYmFy");
+  EXPECT_EQ(base64Encode(std::string("\xff\xfe", 2)), "//4=");
+}
+
+TEST(JsonPointerTest, EscapesTildeAndSlash) {
+  EXPECT_EQ(escapeJsonPointer("placer.io/score"), "placer.io~1score");
+  EXPECT_EQ(escapeJsonPointer("a~b/c"), "a~0b~1c");
+}
+
+}  // namespace
+}  // namespace placer::testing
