@@ -56,14 +56,15 @@ std::optional<std::string> caNeedsRotation(const CertificateMaterial& m, const C
   return std::nullopt;
 }
 
-std::optional<std::string> leafNeedsReissue(const CertificateMaterial& m, const CertificateSpec& spec,
-                                            Clock::time_point now) {
-  auto info = inspectCertificate(m.serving.certificatePem);
+// What is wrong with `serving` as a leaf verifying against `bundle`, or nullopt.
+std::optional<std::string> leafProblem(const PemPair& serving, const std::string& bundle, const CertificateSpec& spec,
+                                       Clock::time_point now) {
+  auto info = inspectCertificate(serving.certificatePem);
   if (!info) return "serving certificate unreadable (" + info.error().message + ")";
-  if (Outcome o = verifyServingChain(m.serving.certificatePem, m.ca.certificatePem, std::nullopt, now); !o) {
+  if (Outcome o = verifyServingChain(serving.certificatePem, bundle, std::nullopt, now); !o) {
     return "serving certificate does not chain to the CA (" + o.error().message + ")";
   }
-  if (Outcome o = checkKeyMatchesCertificate(m.serving.certificatePem, m.serving.privateKeyPem); !o) {
+  if (Outcome o = checkKeyMatchesCertificate(serving.certificatePem, serving.privateKeyPem); !o) {
     return "serving key unusable (" + o.error().message + ")";
   }
   std::vector<std::string> have = info->dnsNames;
@@ -82,6 +83,13 @@ std::optional<std::string> leafNeedsReissue(const CertificateMaterial& m, const 
     return "serving certificate expires in " + std::to_string(daysLeft(*info, now)) + " days";
   }
   return std::nullopt;
+}
+
+// Whether the bundle's first CA (the one that signs) has been trusted long
+// enough for a leaf it signs to be served.
+bool caHasPropagated(const CertificateMaterial& m, const CertificateSpec& spec, Clock::time_point now) {
+  auto info = inspectCertificate(m.ca.certificatePem);
+  return info && now - (info->notBefore + kCertificateBackdate) >= spec.trustPropagation;
 }
 
 // The new CA first, then each CA of `previous` that is still valid at `now`,
@@ -148,38 +156,42 @@ Result<Renewal> renew(const std::optional<CertificateMaterial>& existing, const 
   if (Outcome o = validateSpec(spec); !o) return o.error();
   Renewal out;
   std::optional<std::string> reason;
-  std::string previousBundle;
 
-  if (!existing) {
-    out.action = RenewalAction::Created;
-    out.reason = "no certificates yet";
-  } else if ((reason = unusableCa(*existing, now))) {
-    out.action = RenewalAction::Created;
-    out.reason = *reason;
-    previousBundle = existing->caBundle;  // an expired CA drops out of it by itself
-  } else if ((reason = caNeedsRotation(*existing, spec, now))) {
-    out.action = RenewalAction::RotatedCa;
-    out.reason = *reason;
-    previousBundle = normalisedBundle(*existing, now);
-  } else if ((reason = leafNeedsReissue(*existing, spec, now))) {
-    out.action = RenewalAction::ReissuedLeaf;
-    out.reason = *reason;
-  } else {
-    out.action = RenewalAction::Kept;
-    out.material = *existing;
-    out.material.caBundle = normalisedBundle(*existing, now);
-    out.reason = "valid";
-    return out;
-  }
-
-  if (out.action == RenewalAction::ReissuedLeaf) {
-    out.material.ca = existing->ca;
-    out.material.caBundle = normalisedBundle(*existing, now);
-  } else {
+  const bool newCa = !existing || (reason = unusableCa(*existing, now)) || (reason = caNeedsRotation(*existing, spec, now));
+  if (newCa) {
+    out.action = !existing || unusableCa(*existing, now) ? RenewalAction::Created : RenewalAction::RotatedCa;
+    out.reason = existing ? *reason : "no certificates yet";
     auto ca = generateCa(caCommonName(spec), spec.caDays, spec.keyType, now);
     if (!ca) return ca.error();
     out.material.ca = std::move(*ca);
-    out.material.caBundle = bundleWith(out.material.ca.certificatePem, previousBundle, now);
+    // An unusable CA's bundle may still hold valid CAs (and trust the leaf served now).
+    const std::string previous = existing ? existing->caBundle : std::string();
+    out.material.caBundle = bundleWith(out.material.ca.certificatePem, previous, now);
+    // Trust first: keep serving the current leaf while the new CA propagates.
+    if (existing && spec.trustPropagation.count() > 0 &&
+        !leafProblem(existing->serving, out.material.caBundle, spec, now)) {
+      out.material.serving = existing->serving;
+      return out;
+    }
+  } else {
+    out.material.ca = existing->ca;
+    out.material.caBundle = normalisedBundle(*existing, now);
+    reason = leafProblem(existing->serving, out.material.ca.certificatePem, spec, now);
+    if (!reason) {
+      out.action = RenewalAction::Kept;
+      out.reason = "valid";
+      out.material.serving = existing->serving;
+      return out;
+    }
+    // Signed by a previous CA that is still trusted: keep it until the current CA has propagated.
+    if (!leafProblem(existing->serving, out.material.caBundle, spec, now) && !caHasPropagated(*existing, spec, now)) {
+      out.action = RenewalAction::Kept;
+      out.reason = "valid; waiting for the new CA to propagate before reissuing";
+      out.material.serving = existing->serving;
+      return out;
+    }
+    out.action = RenewalAction::ReissuedLeaf;
+    out.reason = *reason;
   }
   auto leaf = generateServingCert(out.material.ca, spec.dnsNames(), spec.ipAddresses, spec.days, spec.keyType, now);
   if (!leaf) return leaf.error();

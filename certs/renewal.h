@@ -4,18 +4,22 @@
 // given what exists now and what is wanted, return what should exist.
 //
 // Rules (checked in this order):
-//   - nothing usable exists (missing, unparsable, CA key does not match)  -> create CA and leaf
+//   - nothing usable exists (missing, unparsable, CA key does not match)  -> create a CA
 //   - the CA has less left than a fresh leaf needs (leaf days + renewal margin,
-//     capped at a third of the CA's lifetime)                               -> rotate the CA, reissue the leaf
+//     capped at a third of the CA's lifetime)                               -> rotate the CA
 //   - the leaf does not chain to the CA, its key does not match, its SANs or
 //     key type differ from the wanted ones, or fewer than
 //     min(30 days, a third of its lifetime) remain                         -> reissue the leaf
 //   - otherwise                                                             -> keep everything
-// A rotated CA does not drop the old one: the trust bundle carries the new CA
-// first, then every previous CA that is still valid, so a client holding the
-// old bundle and a server holding the new leaf (or the reverse, mid-rotation)
-// still agree.
-
+//
+// Trust first, then serve. A new CA (created or rotated) goes into the trust
+// bundle first, followed by every previous CA that is still valid; the leaf
+// already served stays as long as it is otherwise fine, and is reissued by the
+// new CA only once that CA has been in the bundle for `trustPropagation` (a
+// later pass). So the API server has learnt the new caBundle before any
+// replica serves a leaf the new CA signed, and clients holding the old bundle
+// keep verifying the old leaf through the overlap. Previous CAs leave the
+// bundle when they expire.
 #include <optional>
 #include <string>
 #include <vector>
@@ -36,6 +40,9 @@ struct CertificateSpec {
   int caDays = 3650;  // CA lifetime
   KeyType keyType = KeyType::EcdsaP256;
   std::string caCommonName;  // empty: "placer-ca@<service>.<ns>"
+  // How long a new CA is trusted (in the bundle) before a leaf it signed is
+  // served. 0: switch at once (files consumed by a single reader).
+  std::chrono::seconds trustPropagation{std::chrono::minutes(5)};
 
   std::vector<std::string> dnsNames() const;  // Service names, then extras
 };

@@ -33,7 +33,7 @@ using StorePtr = std::unique_ptr<X509_STORE, Deleter<X509_STORE_free>>;
 using StoreCtxPtr = std::unique_ptr<X509_STORE_CTX, Deleter<X509_STORE_CTX_free>>;
 using NamesPtr = std::unique_ptr<GENERAL_NAMES, Deleter<GENERAL_NAMES_free>>;
 
-constexpr int kBackdateSeconds = 5 * 60;
+constexpr long kBackdateSeconds = std::chrono::seconds(kCertificateBackdate).count();
 constexpr int kMaxDays = 100 * 365;
 
 // The newest OpenSSL error, drained from the thread's queue.

@@ -21,6 +21,10 @@ namespace placer::certs {
 
 enum class KeyType { EcdsaP256, Rsa2048 };
 
+// Certificates are valid from this long before they are issued, for clocks
+// that lag the issuer's.
+inline constexpr std::chrono::minutes kCertificateBackdate{5};
+
 // "ecdsa" / "rsa" (the --key-type values).
 Result<KeyType> parseKeyType(std::string_view name);
 std::string_view keyTypeName(KeyType type);

@@ -136,25 +136,36 @@ TEST(EnsureInCluster, OverwrittenCaBundleIsRestored) {
   }
 }
 
-TEST(EnsureInCluster, CaRotationTrustsOldAndNewCaBeforeStoringTheNewLeaf) {
+TEST(EnsureInCluster, CaRotationTrustsTheNewCaBeforeServingALeafItSigned) {
   FakeCertificateApi api = installedCluster();
   EnsureOptions o = options();
-  o.spec.days = 80;
-  o.spec.caDays = 90;
+  o.spec.days = 30;
+  o.spec.caDays = 365;
   ASSERT_TRUE(ensureInCluster(api, o, Clock::now()).ok());
-  const std::string oldLeaf = servedLeaf(api);
   const std::string oldCa = api.secret->data.at("ca.crt");
-  const Clock::time_point now = inspectCertificate(oldCa)->notAfter - hours(24 * 29);
+  const Clock::time_point caEnd = inspectCertificate(oldCa)->notAfter;
+  // Regular leaf renewals until the CA itself is due (fewer than 60 days left).
+  ASSERT_EQ(ensureInCluster(api, o, caEnd - hours(24 * 61))->action, RenewalAction::ReissuedLeaf);
+  const std::string oldLeaf = servedLeaf(api);
+  const Clock::time_point now = caEnd - hours(24 * 59);
   api.writes.clear();
 
   auto r = ensureInCluster(api, o, now);
   ASSERT_TRUE(r.ok()) << r.error().message;
   EXPECT_EQ(r->action, RenewalAction::RotatedCa) << r->reason;
-  EXPECT_EQ(api.writes, (std::vector<std::string>{"webhook", "secret"}));
-  // Through the overlap the API server accepts the leaf still served and the new one.
-  EXPECT_TRUE(verifyServingChain(oldLeaf, webhookBundle(api), kHost, now));
-  EXPECT_TRUE(verifyServingChain(servedLeaf(api), webhookBundle(api), kHost, now));
+  EXPECT_EQ(api.writes, (std::vector<std::string>{"webhook", "secret"})) << "trust before material";
   EXPECT_EQ(splitCertificates(webhookBundle(api))->size(), 2u);
+  EXPECT_EQ(servedLeaf(api), oldLeaf) << "the leaf moves on a later pass";
+  EXPECT_TRUE(verifyServingChain(oldLeaf, webhookBundle(api), kHost, now));
+
+  api.writes.clear();
+  const Clock::time_point later = now + o.spec.trustPropagation + std::chrono::minutes(1);
+  r = ensureInCluster(api, o, later);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->action, RenewalAction::ReissuedLeaf) << r->reason;
+  EXPECT_EQ(api.writes, std::vector<std::string>{"secret"}) << "the bundle already trusts the new CA";
+  EXPECT_NE(servedLeaf(api), oldLeaf);
+  EXPECT_TRUE(verifyServingChain(servedLeaf(api), webhookBundle(api), kHost, later));
 }
 
 TEST(EnsureInCluster, LosingARaceAdoptsTheWinnersMaterial) {

@@ -98,34 +98,62 @@ TEST(Renewal, ChangedKeyTypeReissuesTheLeaf) {
   EXPECT_EQ(inspectCertificate(r->material.serving.certificatePem)->keyType, KeyType::Rsa2048);
 }
 
-TEST(Renewal, CaNearExpiryRotatesAndKeepsTheOldCaTrusted) {
-  const CertificateSpec s = spec(80, 90);
-  const CertificateMaterial m = fresh(s);
-  // 90-day CA: rotated when less than a third of it (30 days) is left; the
-  // 80-day leaf it signed is still being served at that moment.
-  const Clock::time_point now = notAfter(m.ca.certificatePem) - days(29);
-  auto r = renew(m, s, now);
-  ASSERT_TRUE(r.ok()) << r.error().message;
-  EXPECT_EQ(r->action, RenewalAction::RotatedCa) << r->reason;
-  EXPECT_NE(r->material.ca.certificatePem, m.ca.certificatePem);
-  auto bundle = splitCertificates(r->material.caBundle);
+TEST(Renewal, CaRotationTrustsTheNewCaBeforeAnyLeafItSigns) {
+  // A yearly CA signing 30-day leaves is rotated when fewer than 60 days (a
+  // leaf's lifetime + 30) are left. Two days before, the leaf was reissued.
+  const CertificateSpec s = spec(30, 365);
+  const CertificateMaterial first = fresh(s);
+  const Clock::time_point caEnd = notAfter(first.ca.certificatePem);
+  auto reissued = renew(first, s, caEnd - days(61));
+  ASSERT_TRUE(reissued.ok());
+  ASSERT_EQ(reissued->action, RenewalAction::ReissuedLeaf) << reissued->reason;
+  const CertificateMaterial m = reissued->material;
+  const std::string host = "placer.placer-system.svc";
+  const Clock::time_point now = caEnd - days(59);
+  auto rotated = renew(m, s, now);
+  ASSERT_TRUE(rotated.ok()) << rotated.error().message;
+  EXPECT_EQ(rotated->action, RenewalAction::RotatedCa) << rotated->reason;
+  EXPECT_NE(rotated->material.ca.certificatePem, m.ca.certificatePem);
+  auto bundle = splitCertificates(rotated->material.caBundle);
   ASSERT_TRUE(bundle.ok());
   ASSERT_EQ(bundle->size(), 2u);
-  EXPECT_EQ((*bundle)[0], r->material.ca.certificatePem) << "the new CA comes first";
+  EXPECT_EQ((*bundle)[0], rotated->material.ca.certificatePem) << "the new CA comes first";
   EXPECT_EQ((*bundle)[1], m.ca.certificatePem) << "the old CA stays trusted";
-  // Both the old leaf (still served until reload) and the new one verify with the new bundle.
-  const std::string host = "placer.placer-system.svc";
-  EXPECT_TRUE(verifyServingChain(m.serving.certificatePem, r->material.caBundle, host, now));
-  EXPECT_TRUE(verifyServingChain(r->material.serving.certificatePem, r->material.caBundle, host, now));
-  // And the old bundle (what an API server may still hold) does not verify the new leaf: hence the overlap.
-  EXPECT_FALSE(verifyServingChain(r->material.serving.certificatePem, m.caBundle, host, now));
+  EXPECT_EQ(rotated->material.serving.certificatePem, m.serving.certificatePem) << "the served leaf stays for now";
+  EXPECT_TRUE(verifyServingChain(m.serving.certificatePem, rotated->material.caBundle, host, now));
 
-  // After the old CA has expired, keeping the material drops it from the bundle.
-  auto later = renew(r->material, s, notAfter(m.ca.certificatePem) + hours(1));
-  ASSERT_TRUE(later.ok());
-  EXPECT_NE(later->action, RenewalAction::RotatedCa) << later->reason;
-  EXPECT_NE(later->action, RenewalAction::Created) << later->reason;
-  EXPECT_EQ(later->material.caBundle, r->material.ca.certificatePem);
+  // A pass right after (the sidecar after the init container) still waits.
+  auto soon = renew(rotated->material, s, now + std::chrono::minutes(1));
+  ASSERT_TRUE(soon.ok());
+  EXPECT_EQ(soon->action, RenewalAction::Kept) << soon->reason;
+  EXPECT_EQ(soon->material.serving.certificatePem, m.serving.certificatePem);
+
+  // Once the new CA has propagated, the leaf moves to it; the bundle stays.
+  const Clock::time_point later = now + s.trustPropagation + std::chrono::minutes(1);
+  auto moved = renew(soon->material, s, later);
+  ASSERT_TRUE(moved.ok());
+  EXPECT_EQ(moved->action, RenewalAction::ReissuedLeaf) << moved->reason;
+  EXPECT_EQ(moved->material.caBundle, rotated->material.caBundle);
+  EXPECT_TRUE(verifyServingChain(moved->material.serving.certificatePem, rotated->material.ca.certificatePem, host, later));
+  // The old bundle (what a client that missed the rotation holds) would not verify it: hence the overlap.
+  EXPECT_FALSE(verifyServingChain(moved->material.serving.certificatePem, m.caBundle, host, later));
+
+  // After the old CA has expired it leaves the bundle.
+  const Clock::time_point afterExpiry = caEnd + hours(1);
+  auto pruned = renew(moved->material, s, afterExpiry);
+  ASSERT_TRUE(pruned.ok());
+  EXPECT_EQ(pruned->material.caBundle, rotated->material.ca.certificatePem);
+}
+
+TEST(Renewal, WithoutPropagationDelayTheLeafMovesAtOnce) {
+  CertificateSpec s = spec(30, 365);
+  s.trustPropagation = std::chrono::seconds(0);
+  const CertificateMaterial m = fresh(s);
+  const Clock::time_point now = notAfter(m.ca.certificatePem) - days(59);
+  auto r = renew(m, s, now);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->action, RenewalAction::RotatedCa);
+  EXPECT_TRUE(verifyServingChain(r->material.serving.certificatePem, r->material.ca.certificatePem, "placer", now));
 }
 
 struct DamageCase {
