@@ -89,7 +89,7 @@ std::string stringAt(const json& obj, const char* a, const char* b) {
 }
 
 // Builds the stored form. `object` is consumed.
-ObjectPtr makeObject(Kind kind, json object, uint64_t rv) {
+std::shared_ptr<Object> makeObject(Kind kind, json object, uint64_t rv) {
   auto o = std::make_shared<Object>();
   o->kind = kind;
   o->rv = rv;
@@ -280,7 +280,9 @@ class FakeApiServer::Impl {
   void stop();
 
   // --- state -------------------------------------------------------------
-  ApiResponse createDirect(Kind kind, json object, bool fromApi, const std::string& urlNamespace);
+  // wantBody=false skips rendering the created object (bulk loads).
+  ApiResponse createDirect(Kind kind, json object, bool fromApi, const std::string& urlNamespace,
+                           bool wantBody = true);
   ApiResponse createPod(json pod, const std::string& urlNamespace, bool dryRun);
   ApiResponse update(Kind kind, json object, const std::string& ns, const std::string& name, bool statusOnly);
   // The change answers a refusal (an ApiResponse with the Status) or nothing.
@@ -475,7 +477,8 @@ void FakeApiServer::Impl::stop() {
 
 // --- mutations ---------------------------------------------------------------
 
-ApiResponse FakeApiServer::Impl::createDirect(Kind kind, json object, bool fromApi, const std::string& urlNamespace) {
+ApiResponse FakeApiServer::Impl::createDirect(Kind kind, json object, bool fromApi, const std::string& urlNamespace,
+                                              bool wantBody) {
   const char* resource = resourceName(kind);
   if (!object.is_object()) return {400, badRequest("the body of the request was in an unknown format")};
   json& meta = object["metadata"];
@@ -492,26 +495,32 @@ ApiResponse FakeApiServer::Impl::createDirect(Kind kind, json object, bool fromA
   } else {
     meta.erase("namespace");
   }
-  std::lock_guard lock(mu_);
-  if (meta.value("name", "").empty()) {
-    const std::string generateName = meta.value("generateName", "");
-    if (generateName.empty())
-      return {422, invalid(std::string(kindName(kind)), "", "metadata.name",
-                           "Required value: name or generateName is required")};
-    meta["name"] = generateName + generateNameSuffix(rng_);
+  {
+    std::lock_guard lock(mu_);  // for rng_
+    if (meta.value("name", "").empty()) {
+      const std::string generateName = meta.value("generateName", "");
+      if (generateName.empty())
+        return {422, invalid(std::string(kindName(kind)), "", "metadata.name",
+                             "Required value: name or generateName is required")};
+      meta["name"] = generateName + generateNameSuffix(rng_);
+    }
+    if (fromApi || meta.value("uid", "").empty()) meta["uid"] = randomUid(rng_);
   }
-  if (fromApi || meta.value("uid", "").empty()) meta["uid"] = randomUid(rng_);
   if (fromApi || !meta.contains("creationTimestamp") || meta["creationTimestamp"].is_null())
     meta["creationTimestamp"] = nowRfc3339();
-  object["apiVersion"] = "v1";
-  object["kind"] = kindName(kind);
   const std::string name = meta["name"].get<std::string>();
   const std::string key = objectKey(kind, meta.value("namespace", ""), name);
-  auto& store = objects_[static_cast<int>(kind)];
-  if (store.count(key)) return {409, alreadyExists(resource, name)};
-  ObjectPtr o = makeObject(kind, std::move(object), ++rv_);
-  store[key] = o;
-  commitLocked({EventType::Added, o->rv, kind, key, o, nullptr});
+  // Serialize outside the lock; only the revision is assigned under it.
+  std::shared_ptr<Object> o = makeObject(kind, std::move(object), 0);
+  {
+    std::lock_guard lock(mu_);
+    auto& store = objects_[static_cast<int>(kind)];
+    if (store.count(key)) return {409, alreadyExists(resource, name)};
+    o->rv = ++rv_;
+    store[key] = o;
+    commitLocked({EventType::Added, o->rv, kind, key, o, nullptr});
+  }
+  if (!wantBody) return {201, nullptr};
   return {201, parseObject(*o)};
 }
 
@@ -560,20 +569,26 @@ ApiResponse FakeApiServer::Impl::createPod(json pod, const std::string& urlNames
     return {422, invalid("Pod", pod["metadata"].value("name", pod["metadata"].value("generateName", "")),
                          "spec.containers", "Required value")};
 
-  std::lock_guard lock(mu_);
-  preparePodForCreate(pod, rng_);
+  {
+    std::lock_guard lock(mu_);  // for rng_
+    preparePodForCreate(pod, rng_);
+  }
   pod["metadata"]["namespace"] = ns;
   const std::string name = pod["metadata"].value("name", "");
   const std::string key = objectKey(Kind::Pod, ns, name);
-  auto& store = objects_[static_cast<int>(Kind::Pod)];
-  if (store.count(key)) return {409, alreadyExists("pods", name)};
-  if (dryRun) {
-    ObjectPtr o = makeObject(Kind::Pod, std::move(pod), rv_);
-    return {201, parseObject(*o)};
+  std::shared_ptr<Object> o = makeObject(Kind::Pod, std::move(pod), 0);
+  {
+    std::lock_guard lock(mu_);
+    auto& store = objects_[static_cast<int>(Kind::Pod)];
+    if (store.count(key)) return {409, alreadyExists("pods", name)};
+    if (dryRun) {
+      o->rv = rv_;
+    } else {
+      o->rv = ++rv_;
+      store[key] = o;
+      commitLocked({EventType::Added, o->rv, Kind::Pod, key, o, nullptr});
+    }
   }
-  ObjectPtr o = makeObject(Kind::Pod, std::move(pod), ++rv_);
-  store[key] = o;
-  commitLocked({EventType::Added, o->rv, Kind::Pod, key, o, nullptr});
   return {201, parseObject(*o)};
 }
 
@@ -1356,7 +1371,13 @@ Outcome FakeApiServer::load(Kind kind, std::string_view objectJson) {
   } catch (const std::exception& e) {
     return Error{std::string("load: ") + e.what()};
   }
-  auto r = impl_->createDirect(kind, std::move(object), false, "");
+  auto r = impl_->createDirect(kind, std::move(object), false, "", /*wantBody=*/false);
+  if (!r.ok()) return Error{r.message()};
+  return {};
+}
+
+Outcome FakeApiServer::load(Kind kind, nlohmann::json object) {
+  auto r = impl_->createDirect(kind, std::move(object), false, "", /*wantBody=*/false);
   if (!r.ok()) return Error{r.message()};
   return {};
 }

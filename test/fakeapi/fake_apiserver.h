@@ -134,9 +134,10 @@ class FakeApiServer {
   std::size_t count(Kind kind) const;
   uint64_t resourceVersion() const;  // the latest revision
 
-  // Bulk load for big clusters: an ordinary create from JSON text, without
-  // returning the stored object.
+  // Bulk load for big clusters: an ordinary direct create, without rendering
+  // the stored object back. Safe to call from several threads at once.
   Outcome load(Kind kind, std::string_view objectJson);
+  Outcome load(Kind kind, nlohmann::json object);
 
   // Namespaces exist implicitly; their labels feed webhook namespaceSelectors.
   void setNamespaceLabels(const std::string& ns, std::map<std::string, std::string> labels);
