@@ -74,7 +74,21 @@ class ResourceAllocation {
   };
   // Resource i of the node with the pod's request added (upstream
   // calculateResourceAllocatableRequest plus the "only non-zero allocatable" rule).
-  Amounts amounts(size_t i, const NodeInfo& node, int64_t podRequest) const;
+  // Inline: it runs for every resource of every node.
+  Amounts amounts(size_t i, const NodeInfo& node, int64_t podRequest) const {
+    const Entry& e = entries_[i];
+    const Resources& allocatable = node.allocatable();
+    const Resources& requested = basis_ == RequestBasis::NonZero ? node.nonZeroRequested : node.requested;
+    switch (e.kind) {
+      case Kind::Cpu: return {allocatable.milliCpu, wrapAdd(requested.milliCpu, podRequest)};
+      case Kind::Memory: return {allocatable.memory, wrapAdd(requested.memory, podRequest)};
+      case Kind::EphemeralStorage:
+        return {allocatable.ephemeralStorage, wrapAdd(node.requested.ephemeralStorage, podRequest)};
+      case Kind::Scalar: return scalarAmounts(e, node, podRequest);
+      case Kind::Unscored: return {};
+    }
+    return {};
+  }
 
   // Strategies. `podRequests` comes from podRequests().
   int64_t leastAllocated(const NodeInfo& node, std::span<const int64_t> podRequests) const;
@@ -91,6 +105,13 @@ class ResourceAllocation {
     std::string name;
     int64_t weight;
   };
+  // Go's int64 arithmetic wraps on overflow; C++ signed overflow is undefined,
+  // and hostile quantities can come close to the int64 limits.
+  static int64_t wrapAdd(int64_t a, int64_t b) {
+    return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
+  }
+  static Amounts scalarAmounts(const Entry& e, const NodeInfo& node, int64_t podRequest);
+
   std::vector<ResourceSpec> specs_;
   std::vector<Entry> entries_;
   RequestBasis basis_;
