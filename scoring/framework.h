@@ -61,17 +61,37 @@ struct StateData {
   virtual ~StateData() = default;
 };
 
+//
+// read() runs once per node per plugin, so it is a short scan rather than a
+// hash lookup: keys are the plugins' static constants, so the same key is
+// nearly always the same pointer, and addresses are compared before contents.
+// Keys must outlive the CycleState (string literals / static constants).
 class CycleState {
  public:
-  void write(std::string_view key, std::unique_ptr<StateData> data) { data_[key] = std::move(data); }
+  void write(std::string_view key, std::unique_ptr<StateData> data) {
+    for (Entry& e : entries_) {
+      if (e.key == key) {
+        e.data = std::move(data);
+        return;
+      }
+    }
+    entries_.push_back(Entry{key, std::move(data)});
+  }
   template <class T>
   const T* read(std::string_view key) const {
-    auto it = data_.find(key);
-    return it == data_.end() ? nullptr : static_cast<const T*>(it->second.get());
+    for (const Entry& e : entries_)
+      if (e.key.data() == key.data() && e.key.size() == key.size()) return static_cast<const T*>(e.data.get());
+    for (const Entry& e : entries_)
+      if (e.key == key) return static_cast<const T*>(e.data.get());
+    return nullptr;
   }
 
  private:
-  std::unordered_map<std::string_view, std::unique_ptr<StateData>> data_;
+  struct Entry {
+    std::string_view key;
+    std::unique_ptr<StateData> data;
+  };
+  std::vector<Entry> entries_;
 };
 
 struct NodeScore {
