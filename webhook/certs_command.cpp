@@ -90,8 +90,15 @@ Result<Args> parseArgs(int argc, char** argv) {
   for (int i = 2; i < argc; ++i) {
     std::string_view flag = argv[i];
     if (flag == "--help" || flag == "-h") return Error{""};
-    if (i + 1 >= argc) return fieldError(flag, "needs a value");
-    const std::string value = argv[++i];
+    std::string value;
+    if (size_t eq = flag.find('='); flag.starts_with("--") && eq != std::string_view::npos) {
+      value = std::string(flag.substr(eq + 1));  // --flag=value, as in container args
+      flag = flag.substr(0, eq);
+    } else if (i + 1 < argc) {
+      value = argv[++i];
+    } else {
+      return fieldError(flag, "needs a value");
+    }
     if (flag == "--service") {
       a.spec.service = value;
     } else if (flag == "--namespace") {
