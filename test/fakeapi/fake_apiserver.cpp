@@ -1332,6 +1332,10 @@ std::optional<json> FakeApiServer::get(Kind kind, const std::string& ns, const s
   return parseObject(*o);
 }
 
+bool FakeApiServer::contains(Kind kind, const std::string& ns, const std::string& name) const {
+  return impl_->find(kind, kind == Kind::Pod ? ns : "", name) != nullptr;
+}
+
 std::vector<json> FakeApiServer::list(Kind kind) const {
   std::vector<json> out;
   forEachText(kind, [&](std::string_view text) { out.push_back(json::parse(text)); });

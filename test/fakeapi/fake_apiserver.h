@@ -128,6 +128,7 @@ class FakeApiServer {
                                 const std::function<void(nlohmann::json&)>& change);
   Outcome remove(Kind kind, const std::string& ns, const std::string& name);
   std::optional<nlohmann::json> get(Kind kind, const std::string& ns, const std::string& name) const;
+  bool contains(Kind kind, const std::string& ns, const std::string& name) const;
   std::vector<nlohmann::json> list(Kind kind) const;  // small clusters only: parses every object
   // Visits each stored object as JSON text (with resourceVersion), in key order.
   void forEachText(Kind kind, const std::function<void(std::string_view)>& visit) const;
