@@ -604,30 +604,154 @@ Outcome readVolumes(const json& spec, const Path& path, Pod& pod) {
   return {};
 }
 
+// ---- in-place resize status ----
+
+// IsPodResizeInfeasible: the first PodResizePending condition decides.
+Outcome readResizeInfeasible(const json& status, const Path& path, Pod& pod) {
+  auto conditions = arrayMember(status, "conditions", path);
+  if (!conditions) return conditions.error();
+  if (!*conditions) return {};
+  const Path cp = path.child("conditions");
+  size_t i = 0;
+  for (const json& item : **conditions) {
+    const Path p = cp.at(i++);
+    if (!item.is_object()) return typeError(p, "an object", item);
+    std::string type;
+    if (auto o = readString(item, "type", p, type); !o) return o;
+    if (type != "PodResizePending") continue;
+    std::string reason;
+    if (auto o = readString(item, "reason", p, reason); !o) return o;
+    pod.resizeInfeasible = reason == "Infeasible";
+    return {};
+  }
+  return {};
+}
+
+struct ContainerStatusRequests {
+  std::string name;
+  std::optional<Container::StatusRequests> allocated;
+  std::optional<Container::StatusRequests> actuated;
+};
+
+Outcome readStatusRequests(const json& object, std::string_view key, const Path& path,
+                           std::optional<Container::StatusRequests>& out) {
+  if (!member(object, key)) return {};
+  Container::StatusRequests requests;
+  ResourceListPresence presence;
+  if (auto o = readResourceList(object, key, path, requests.requests, &presence); !o) return o;
+  requests.hasCpu = presence.cpu;
+  requests.hasMemory = presence.memory;
+  out = std::move(requests);
+  return {};
+}
+
+Outcome readContainerStatuses(const json& status, std::string_view key, const Path& path,
+                              std::vector<ContainerStatusRequests>& out) {
+  auto arr = arrayMember(status, key, path);
+  if (!arr) return arr.error();
+  if (!*arr) return {};
+  const Path here = path.child(key);
+  size_t i = 0;
+  for (const json& item : **arr) {
+    const Path p = here.at(i++);
+    if (!item.is_object()) return typeError(p, "an object", item);
+    ContainerStatusRequests cs;
+    if (auto o = readString(item, "name", p, cs.name); !o) return o;
+    if (auto o = readStatusRequests(item, "allocatedResources", p, cs.allocated); !o) return o;
+    auto resources = objectMember(item, "resources", p);
+    if (!resources) return resources.error();
+    if (*resources) {
+      if (auto o = readStatusRequests(**resources, "requests", p.child("resources"), cs.actuated); !o) return o;
+    }
+    if (cs.allocated || cs.actuated) out.push_back(std::move(cs));
+  }
+  return {};
+}
+
+// Attaches each container's allocated / actuated requests; a container's
+// status is looked up by name in containerStatuses, then initContainerStatuses.
+Outcome readResizeStatus(const json& status, const Path& path, Pod& pod) {
+  if (auto o = readResizeInfeasible(status, path, pod); !o) return o;
+  std::vector<ContainerStatusRequests> statuses;
+  if (auto o = readContainerStatuses(status, "containerStatuses", path, statuses); !o) return o;
+  const size_t regular = statuses.size();
+  if (auto o = readContainerStatuses(status, "initContainerStatuses", path, statuses); !o) return o;
+  if (statuses.empty()) return {};
+  auto attach = [&](Container& c) {
+    auto find = [&](size_t from, size_t to) -> const ContainerStatusRequests* {
+      for (size_t i = from; i < to; ++i)
+        if (statuses[i].name == c.name) return &statuses[i];
+      return nullptr;
+    };
+    const ContainerStatusRequests* cs = find(0, regular);
+    if (!cs) cs = find(regular, statuses.size());
+    if (!cs) return;
+    c.allocatedRequests = cs->allocated;
+    c.actuatedRequests = cs->actuated;
+  };
+  for (Container& c : pod.containers) attach(c);
+  for (Container& c : pod.initContainers) attach(c);
+  return {};
+}
+
 // ---- the request computation ----
 
-// One container's contribution, either as written or with the scorers'
-// non-zero defaults for a missing cpu / memory request.
-Resources containerRequests(const Container& c, bool nonZero, bool defaultCpu, bool defaultMemory) {
-  if (!nonZero) return c.requests;
+// Which view of a container's requests an aggregate uses (resourcehelper:
+// containerSpecRequests / containerAllocatedRequests / containerActuatedRequests).
+enum class Source { Spec, Allocated, Actuated };
+
+struct ContainerList {
+  const Resources* requests = nullptr;  // nullptr: no list at all (nothing requested)
+  bool hasCpu = false;
+  bool hasMemory = false;
+};
+
+ContainerList requestList(const Container& c, Source source, bool resizeInfeasible) {
+  const ContainerList spec{&c.requests, c.hasCpuRequest, c.hasMemoryRequest};
+  auto fromStatus = [](const Container::StatusRequests& s) {
+    return ContainerList{&s.requests, s.hasCpu, s.hasMemory};
+  };
+  switch (source) {
+    case Source::Spec:
+      return spec;
+    case Source::Actuated:
+      if (c.actuatedRequests) return fromStatus(*c.actuatedRequests);
+      [[fallthrough]];
+    case Source::Allocated:
+      if (c.allocatedRequests) return fromStatus(*c.allocatedRequests);
+      if (resizeInfeasible) return ContainerList{};
+      return spec;
+  }
+  return spec;
+}
+
+// One container's contribution, either as listed or with the scorers'
+// non-zero defaults for a cpu / memory request missing from the list.
+Resources containerRequests(const Container& c, Source source, bool resizeInfeasible, bool nonZero,
+                            bool defaultCpu, bool defaultMemory) {
+  const ContainerList list = requestList(c, source, resizeInfeasible);
+  static const Resources kNothing;
+  const Resources& requests = list.requests ? *list.requests : kNothing;
+  if (!nonZero) return requests;
   Resources r;
-  r.milliCpu = (!c.hasCpuRequest && defaultCpu) ? kDefaultMilliCpuRequest : c.requests.milliCpu;
-  r.memory = (!c.hasMemoryRequest && defaultMemory) ? kDefaultMemoryRequest : c.requests.memory;
+  r.milliCpu = (!list.hasCpu && defaultCpu) ? kDefaultMilliCpuRequest : requests.milliCpu;
+  r.memory = (!list.hasMemory && defaultMemory) ? kDefaultMemoryRequest : requests.memory;
   return r;
 }
 
-// resourcehelper.PodRequests: regular containers summed; each init container
-// runs alongside the sidecars (restartable init containers) started before
-// it; sidecars keep running and add to the total; pod-level requests replace
-// the aggregate; overhead is added.
-Resources aggregate(const Pod& pod, bool nonZero, bool defaultCpu, bool defaultMemory) {
+// aggregateContainerResourcesByFn: regular containers summed; each init
+// container runs alongside the sidecars (restartable init containers) started
+// before it; sidecars keep running and add to the total.
+Resources aggregateContainers(const Pod& pod, Source source, bool nonZero, bool defaultCpu, bool defaultMemory) {
+  const bool infeasible = pod.resizeInfeasible;
   Resources result;
-  for (const Container& c : pod.containers) result.add(containerRequests(c, nonZero, defaultCpu, defaultMemory));
+  for (const Container& c : pod.containers)
+    result.add(containerRequests(c, source, infeasible, nonZero, defaultCpu, defaultMemory));
 
   Resources sidecars;
   Resources initPeak;
   for (const Container& c : pod.initContainers) {
-    const Resources own = containerRequests(c, nonZero, defaultCpu, defaultMemory);
+    const Resources own = containerRequests(c, source, infeasible, nonZero, defaultCpu, defaultMemory);
     if (c.restartableInit) {
       result.add(own);
       sidecars.add(own);
@@ -639,6 +763,30 @@ Resources aggregate(const Pod& pod, bool nonZero, bool defaultCpu, bool defaultM
     }
   }
   result.setMax(initPeak);
+  return result;
+}
+
+bool anyContainer(const Pod& pod, bool (*has)(const Container&)) {
+  return std::any_of(pod.containers.begin(), pod.containers.end(), has) ||
+         std::any_of(pod.initContainers.begin(), pod.initContainers.end(), has);
+}
+
+bool hasStatusRequests(const Container& c) { return c.allocatedRequests || c.actuatedRequests; }
+
+// resourcehelper.PodRequests with UseStatusResources (in-place resize on, as
+// kube-scheduler runs it): the per-resource maximum of the spec, allocated and
+// actuated aggregates (spec left out while a resize is infeasible); then
+// pod-level requests replace cpu / memory / hugepages; then overhead.
+Resources podRequests(const Pod& pod, bool nonZero, bool defaultCpu, bool defaultMemory) {
+  Resources result;
+  const bool statuses = pod.resizeInfeasible || anyContainer(pod, hasStatusRequests);
+  if (!statuses) {
+    result = aggregateContainers(pod, Source::Spec, nonZero, defaultCpu, defaultMemory);
+  } else {
+    if (!pod.resizeInfeasible) result = aggregateContainers(pod, Source::Spec, nonZero, defaultCpu, defaultMemory);
+    result.setMax(aggregateContainers(pod, Source::Allocated, nonZero, defaultCpu, defaultMemory));
+    result.setMax(aggregateContainers(pod, Source::Actuated, nonZero, defaultCpu, defaultMemory));
+  }
 
   if (pod.podLevelRequests) {
     const auto& level = *pod.podLevelRequests;
@@ -656,15 +804,10 @@ Resources aggregate(const Pod& pod, bool nonZero, bool defaultCpu, bool defaultM
   return result;
 }
 
-bool anyContainer(const Pod& pod, bool (*has)(const Container&)) {
-  return std::any_of(pod.containers.begin(), pod.containers.end(), has) ||
-         std::any_of(pod.initContainers.begin(), pod.initContainers.end(), has);
-}
-
 }  // namespace
 
 void computePodRequests(Pod& pod) {
-  pod.requests = aggregate(pod, false, false, false);
+  pod.requests = podRequests(pod, false, false, false);
 
   // Without pod-level requests every container missing a cpu / memory request
   // counts the default. With them, the default applies only to a resource
@@ -673,11 +816,17 @@ void computePodRequests(Pod& pod) {
   bool defaultMemory = true;
   if (pod.podLevelRequests) {
     defaultCpu = !pod.podLevelRequests->hasCpu && pod.overhead.milliCpu == 0 &&
-                 !anyContainer(pod, [](const Container& c) { return c.hasCpuRequest; });
+                 !anyContainer(pod, [](const Container& c) {
+                   return c.hasCpuRequest || (c.allocatedRequests && c.allocatedRequests->hasCpu) ||
+                          (c.actuatedRequests && c.actuatedRequests->hasCpu);
+                 });
     defaultMemory = !pod.podLevelRequests->hasMemory && pod.overhead.memory == 0 &&
-                    !anyContainer(pod, [](const Container& c) { return c.hasMemoryRequest; });
+                    !anyContainer(pod, [](const Container& c) {
+                      return c.hasMemoryRequest || (c.allocatedRequests && c.allocatedRequests->hasMemory) ||
+                             (c.actuatedRequests && c.actuatedRequests->hasMemory);
+                    });
   }
-  const Resources nonZero = aggregate(pod, true, defaultCpu, defaultMemory);
+  const Resources nonZero = podRequests(pod, true, defaultCpu, defaultMemory);
   pod.nonZeroRequests = Resources{};
   pod.nonZeroRequests.milliCpu = nonZero.milliCpu;
   pod.nonZeroRequests.memory = nonZero.memory;
@@ -767,7 +916,9 @@ Result<Pod> decodePod(const json& object) {
   auto status = objectMember(object, "status", root);
   if (!status) return status.error();
   if (*status) {
-    if (auto o = readString(**status, "phase", root.child("status"), pod.phase); !o) return o.error();
+    const Path stp = root.child("status");
+    if (auto o = readString(**status, "phase", stp, pod.phase); !o) return o.error();
+    if (auto o = readResizeStatus(**status, stp, pod); !o) return o.error();
   }
 
   computePodRequests(pod);

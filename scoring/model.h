@@ -128,6 +128,17 @@ struct Container {
   bool hasMemoryRequest = false;
   std::vector<HostPort> hostPorts;  // only ports with hostPort > 0
   bool restartableInit = false;     // init container with restartPolicy: Always (sidecar)
+  // In-place resize (status.containerStatuses / initContainerStatuses of this
+  // container): what the kubelet allocated (allocatedResources) and what is
+  // actuated (resources.requests). kube-scheduler counts, per resource, the
+  // maximum of the spec, allocated and actuated aggregates.
+  struct StatusRequests {
+    Resources requests;
+    bool hasCpu = false;
+    bool hasMemory = false;
+  };
+  std::optional<StatusRequests> allocatedRequests;
+  std::optional<StatusRequests> actuatedRequests;
 };
 
 struct Pod {
@@ -162,6 +173,7 @@ struct Pod {
   bool hasEphemeralVolume = false; // volumes[].ephemeral (generic ephemeral volume)
   std::string phase;               // status.phase
   bool terminating = false;        // metadata.deletionTimestamp set
+  bool resizeInfeasible = false;   // condition PodResizePending with reason Infeasible
   std::string ownerKind;           // kind of the controller ownerReference, if any
 
   // Derived at decode time, exactly as kube-scheduler computes them

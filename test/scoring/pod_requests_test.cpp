@@ -7,6 +7,7 @@
 #include <vector>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "scoring/model.h"
 
@@ -145,6 +146,65 @@ INSTANTIATE_TEST_SUITE_P(
                      {container(300), container(std::nullopt)}, {}, {},
                      Pod::PodLevelRequests{cpuMem(0, 2 * kGi), false, true},
                      300, 2 * kGi, 300, 2 * kGi}),
+    [](const auto& info) { return info.param.name; });
+
+// In-place resize: kube-scheduler counts the per-resource maximum of what the
+// spec asks, what the kubelet allocated and what is actuated; while a resize
+// is infeasible the spec is left out (resourcehelper TestPodResourceRequests).
+struct ResizeCase {
+  std::string name;
+  std::string podJson;
+  int64_t wantMilliCpu;
+  int64_t wantMemory;
+  int64_t wantNonZeroMilliCpu;
+};
+
+void PrintTo(const ResizeCase& c, std::ostream* os) { *os << c.name; }
+
+class ResizeTest : public ::testing::TestWithParam<ResizeCase> {};
+
+TEST_P(ResizeTest, CountsStatusResources) {
+  auto pod = decodePod(nlohmann::json::parse(GetParam().podJson));
+  ASSERT_TRUE(pod.ok()) << pod.error().message;
+  EXPECT_EQ(pod->requests.milliCpu, GetParam().wantMilliCpu);
+  EXPECT_EQ(pod->requests.memory, GetParam().wantMemory);
+  EXPECT_EQ(pod->nonZeroRequests.milliCpu, GetParam().wantNonZeroMilliCpu);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, ResizeTest,
+    ::testing::Values(
+        ResizeCase{"InfeasibleUsesActuated",
+                   R"({"spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "4"}}}]},
+                       "status": {"conditions": [{"type": "PodResizePending", "status": "True", "reason": "Infeasible"}],
+                                  "containerStatuses": [{"name": "c", "resources": {"requests": {"cpu": "2"}}}]}})",
+                   2000, 0, 2000},
+        ResizeCase{"InfeasibleInProgressUsesAllocated",
+                   R"({"spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "6"}}}]},
+                       "status": {"conditions": [{"type": "PodResizePending", "status": "True", "reason": "Infeasible"}],
+                                  "containerStatuses": [{"name": "c", "allocatedResources": {"cpu": "4"},
+                                                         "resources": {"requests": {"cpu": "2"}}}]}})",
+                   4000, 0, 4000},
+        ResizeCase{"DeferredKeepsSpec",
+                   R"({"spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "4"}}}]},
+                       "status": {"conditions": [{"type": "PodResizePending", "status": "True", "reason": "Deferred"}],
+                                  "containerStatuses": [{"name": "c", "resources": {"requests": {"cpu": "2"}}}]}})",
+                   4000, 0, 4000},
+        ResizeCase{"NoResizeStatusTakesMaximum",
+                   R"({"spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}]},
+                       "status": {"containerStatuses": [{"name": "c", "resources": {"requests": {"cpu": "3"}}}]}})",
+                   3000, 0, 3000},
+        ResizeCase{"PerResourceThreeWayMaximum",
+                   R"({"spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "10m", "memory": "30M"}}}]},
+                       "status": {"containerStatuses": [{"name": "c", "allocatedResources": {"cpu": "30m", "memory": "10M"},
+                                                         "resources": {"requests": {"cpu": "20m", "memory": "20M"}}}]}})",
+                   30, 30000000, 30},
+        ResizeCase{"InitContainerStatusesAreMatchedByName",
+                   R"({"spec": {"containers": [{"name": "app", "resources": {"requests": {"cpu": "1"}}}],
+                                "initContainers": [{"name": "side", "restartPolicy": "Always",
+                                                    "resources": {"requests": {"cpu": "1"}}}]},
+                       "status": {"initContainerStatuses": [{"name": "side", "allocatedResources": {"cpu": "2"}}]}})",
+                   3000, 0, 3000}),
     [](const auto& info) { return info.param.name; });
 
 TEST(PodRequests, ScalarsFollowTheSameRules) {
