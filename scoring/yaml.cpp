@@ -215,7 +215,7 @@ class Parser {
   }
 
   bool isDocumentMarker(size_t p) const {
-    if (column(p) != 0 || p + 3 > s_.size()) return false;
+    if ((p != 0 && s_[p - 1] != '\n') || p + 3 > s_.size()) return false;
     const std::string_view three(s_.data() + p, 3);
     if (three != "---" && three != "...") return false;
     const char after = at(p + 3);
