@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "scoring/plugins/names.h"
+#include "scoring/yaml.h"
 #include "test/support/plugin_harness.h"
 #include "test/support/resource_builders.h"
 
@@ -581,6 +582,35 @@ TEST(NodeResourcesFitArgs, Defaults) {
   ASSERT_TRUE(mostNoResources.ok());
   EXPECT_EQ(mostNoResources->strategy, ScoringStrategyType::MostAllocated);
   EXPECT_EQ(mostNoResources->resources, defaultResourceSpecs());
+}
+
+// Args as users write them in a KubeSchedulerConfiguration file.
+TEST(NodeResourcesFitArgs, FromYaml) {
+  auto args = parseYaml(R"(
+apiVersion: kubescheduler.config.k8s.io/v1
+kind: NodeResourcesFitArgs
+ignoredResourceGroups: [example.com]
+scoringStrategy:
+  type: RequestedToCapacityRatio
+  resources:
+  - name: intel.com/foo
+    weight: 3
+  - name: intel.com/bar
+    weight: 5
+  requestedToCapacityRatio:
+    shape:
+    - utilization: 0
+      score: 0
+    - utilization: 100
+      score: 10
+)");
+  ASSERT_TRUE(args.ok()) << args.error().message;
+  auto decoded = decodeNodeResourcesFitArgs(*args);
+  ASSERT_TRUE(decoded.ok()) << decoded.error().message;
+  EXPECT_EQ(decoded->strategy, ScoringStrategyType::RequestedToCapacityRatio);
+  EXPECT_EQ(decoded->resources, (std::vector<ResourceSpec>{{"intel.com/foo", 3}, {"intel.com/bar", 5}}));
+  EXPECT_EQ(decoded->shape, (std::vector<ShapePoint>{{0, 0}, {100, 10}}));
+  EXPECT_EQ(decoded->ignoredResourceGroups, std::vector<std::string>{"example.com"});
 }
 
 TEST(NodeResourcesFitArgs, ValidConfigurations) {
