@@ -111,7 +111,9 @@ Outcome decodeExtender(const json& v, const std::string& where, PlacerSettings& 
   for (const auto& [key, value] : v.items()) {
     std::string at = join(where, key);
     Outcome r;
-    if (key == "listen")
+    if (key == "enabled")
+      r = readBool(value, at, s.extenderEnabled);
+    else if (key == "listen")
       r = readListenAddress(value, at, s.extenderListen);
     else if (key == "tlsCertFile")
       r = readString(value, at, s.extenderTlsCertFile);

@@ -41,6 +41,8 @@ struct PlacerSettings {
   // Pods with volumes that need binding (PVC, generic ephemeral) are left to kube-scheduler unless true.
   bool placePodsWithBoundVolumes = false;
   std::string webhookListen = "0.0.0.0:8443";
+  // The scheduler-extender listener (kube-scheduler's fallback profile calls it).
+  bool extenderEnabled = false;
   std::string extenderListen = "127.0.0.1:8888";
   std::string tlsCertFile;
   std::string tlsKeyFile;

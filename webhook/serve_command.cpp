@@ -1,6 +1,8 @@
 // `placer serve`: the admission webhook over TLS, fed by the API server, a
 // snapshot file or the built-in demo cluster.
+#include <algorithm>
 #include <csignal>
+#include <iterator>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -18,6 +20,7 @@
 #include "webhook/cli.h"
 #include "webhook/cluster_feed.h"
 #include "webhook/demo_cluster.h"
+#include "webhook/extender.h"
 #include "webhook/http_server.h"
 #include "webhook/log.h"
 #include "webhook/metrics.h"
@@ -37,7 +40,8 @@ constexpr const char* kServeUsage =
     "  --demo                 serve a built-in example cluster with a generated self-signed certificate\n"
     "  --listen ADDR          webhook address (default 0.0.0.0:8443; 127.0.0.1:8443 with --demo)\n"
     "  --tls-cert-file FILE   serving certificate (PEM, reloaded when it changes)\n"
-    "  --tls-key-file FILE    its private key\n";
+    "  --tls-key-file FILE    its private key\n"
+    "  --extender-listen ADDR also serve the scheduler-extender endpoints there (e.g. 127.0.0.1:8888)\n";
 
 constexpr auto kShutdownBound = std::chrono::seconds(20);
 
@@ -48,6 +52,7 @@ struct ServeArgs {
   std::string listen;
   std::string tlsCertFile;
   std::string tlsKeyFile;
+  std::string extenderListen;
   bool demo = false;
 };
 
@@ -79,6 +84,8 @@ Result<ServeArgs> parseArgs(int argc, char** argv) {
       o = value(args.tlsCertFile);
     } else if (is("--tls-key-file")) {
       o = value(args.tlsKeyFile);
+    } else if (is("--extender-listen")) {
+      o = value(args.extenderListen);
     } else if (a == "--demo") {
       args.demo = true;
     } else {
@@ -127,6 +134,61 @@ Result<DemoFiles> prepareDemo() {
   return files;
 }
 
+Result<std::string> readTokenFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Error{"extender token file " + path + ": cannot be read"};
+  std::string token((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  while (!token.empty() && (token.back() == '\n' || token.back() == '\r' || token.back() == ' ')) token.pop_back();
+  if (token.empty()) return Error{"extender token file " + path + ": empty"};
+  return token;
+}
+
+Result<std::unique_ptr<HttpServer>> startExtender(const PlacerSettings& settings, const std::string& kubeconfig,
+                                                  bool staticView, const WebhookContext& webhook,
+                                                  std::unique_ptr<ServingCertificate>& certificate,
+                                                  std::unique_ptr<PodBinder>& binder) {
+  ListenerOptions options;
+  options.name = "extender";
+  options.address = settings.extenderListen;
+  options.maxBodyBytes = std::max<size_t>(settings.maxRequestBytes, 256u * 1024 * 1024);  // full NodeLists
+  options.workerThreads = settings.workerThreads;
+  const bool loopback = isLoopbackAddress(settings.extenderListen);
+  if (!settings.extenderTlsCertFile.empty()) {
+    auto cert = ServingCertificate::fromFiles(settings.extenderTlsCertFile, settings.extenderTlsKeyFile);
+    if (!cert) return Error{"extender: " + cert.error().message};
+    certificate = std::move(*cert);
+    certificate->startPolling(std::chrono::seconds(2));
+    options.certificate =
+        std::shared_ptr<const ServingCertificate>(certificate.get(), [](const ServingCertificate*) {});
+  }
+  if (!settings.extenderTokenFile.empty()) {
+    auto token = readTokenFile(settings.extenderTokenFile);
+    if (!token) return token.error();
+    options.bearerToken = std::move(*token);
+  }
+  if (!loopback && (!options.certificate || options.bearerToken.empty()))
+    return Error{"extender: listening on " + settings.extenderListen +
+                 " (not loopback) needs extender.tlsCertFile, extender.tlsKeyFile and extender.tokenFile:"
+                 " /bind can place any pod on any node"};
+  if (!staticView) {
+    auto made = makeApiBinder(kubeconfig);
+    if (!made) return Error{"extender: " + made.error().message};
+    binder = std::move(*made);
+  }
+  ExtenderContext context;
+  context.engine = webhook.engine;
+  context.state = webhook.state;
+  context.feed = webhook.feed;
+  context.metrics = webhook.metrics;
+  context.binder = binder.get();
+  options.routes = extenderRoutes(context);
+  auto server = HttpServer::start(std::move(options));
+  if (!server) return Error{"extender: " + server.error().message};
+  logEvent(LogLevel::Info, "extender listening",
+           {{"address", settings.extenderListen}, {"port", (*server)->port()}, {"tls", bool(certificate)}});
+  return server;
+}
+
 int fail(std::string_view what) {
   std::fprintf(stderr, "placer serve: %.*s\n", int(what.size()), what.data());
   return 2;
@@ -152,6 +214,10 @@ int runServe(int argc, char** argv) {
   if (settings.ownNamespace.empty())
     if (const char* ns = std::getenv("POD_NAMESPACE")) settings.ownNamespace = ns;
   std::string listen = !args->listen.empty() ? args->listen : args->demo ? "127.0.0.1:8443" : settings.webhookListen;
+  if (!args->extenderListen.empty()) {
+    settings.extenderEnabled = true;
+    settings.extenderListen = args->extenderListen;
+  }
   if (!args->tlsCertFile.empty() || !args->tlsKeyFile.empty()) {
     settings.tlsCertFile = args->tlsCertFile;
     settings.tlsKeyFile = args->tlsKeyFile;
@@ -223,6 +289,23 @@ int runServe(int argc, char** argv) {
     return fail(server.error().message);
   }
 
+  // The extender listener: loopback by default (a sidecar of kube-scheduler);
+  // anywhere else only with TLS and a bearer token, since /bind places any pod.
+  std::unique_ptr<ServingCertificate> extenderCertificate;
+  std::unique_ptr<PodBinder> binder;
+  std::unique_ptr<HttpServer> extender;
+  if (settings.extenderEnabled) {
+    auto started = startExtender(settings, args->kubeconfig, args->demo || !args->clusterFile.empty(), context,
+                                 extenderCertificate, binder);
+    if (!started) {
+      (*server)->stop(kShutdownBound);
+      sweeper.stop();
+      feed->stop();
+      return fail(started.error().message);
+    }
+    extender = std::move(*started);
+  }
+
   if (demo) {
     std::string host = listen.substr(0, listen.rfind(':'));
     if (host.empty() || host == "0.0.0.0") host = "127.0.0.1";
@@ -244,6 +327,8 @@ int runServe(int argc, char** argv) {
   sigwait(&signals, &signal);
   logEvent(LogLevel::Info, "shutting down", {{"signal", signal == SIGTERM ? "SIGTERM" : "SIGINT"}});
   bool clean = (*server)->stop(kShutdownBound);
+  if (extender) clean = extender->stop(kShutdownBound) && clean;
+  if (extenderCertificate) extenderCertificate->stopPolling();
   sweeper.stop();
   feed->stop();
   certificate->stopPolling();

@@ -253,18 +253,40 @@ Result<ApiResponse> Connection::get(const std::string& target, const BodySink& o
                                     std::chrono::milliseconds receiveTimeout) {
   bool sent = false;
   bool reused = used_;
-  auto result = attempt(target, onBody, receiveTimeout, sent);
+  const std::string get = Poco::Net::HTTPRequest::HTTP_GET;
+  auto result = attempt(get, target, "", "", onBody, receiveTimeout, sent);
   // A keep-alive connection the server closed meanwhile fails before any
   // answer: GET is idempotent, so try once more on a fresh connection.
-  if (!result && reused && !sent && !aborted_) result = attempt(target, onBody, receiveTimeout, sent);
+  if (!result && reused && !sent && !aborted_) result = attempt(get, target, "", "", onBody, receiveTimeout, sent);
   return result;
 }
 
-Result<ApiResponse> Connection::attempt(const std::string& target, const BodySink& onBody,
-                                        std::chrono::milliseconds receiveTimeout, bool& sent) {
+Result<ApiResponse> Connection::send(const std::string& method, const std::string& target,
+                                     const std::string& contentType, const std::string& body,
+                                     std::chrono::milliseconds receiveTimeout) {
+  std::string collected;
+  auto collect = [&](std::string_view piece) -> Outcome {
+    collected.append(piece);
+    return {};
+  };
+  bool sent = false;
+  bool reused = used_;
+  auto result = attempt(method, target, contentType, body, collect, receiveTimeout, sent);
+  if (!result && reused && !sent && !aborted_) {
+    collected.clear();
+    result = attempt(method, target, contentType, body, collect, receiveTimeout, sent);
+  }
+  if (result && result->status == 200) result->body = std::move(collected);
+  return result;
+}
+
+Result<ApiResponse> Connection::attempt(const std::string& method, const std::string& target,
+                                        const std::string& contentType, const std::string& requestBody,
+                                        const BodySink& onBody, std::chrono::milliseconds receiveTimeout,
+                                        bool& sent) {
   sent = false;
   const std::string url = client_.server_ + target;
-  if (aborted_) return Error{"GET " + url + ": aborted"};
+  if (aborted_) return Error{method + " " + url + ": aborted"};
   try {
     {
       std::lock_guard lock(mutex_);
@@ -280,13 +302,17 @@ Result<ApiResponse> Connection::attempt(const std::string& target, const BodySin
       session_->setTimeout(toSpan(client_.options_.connectTimeout), toSpan(std::chrono::seconds(30)),
                            toSpan(receiveTimeout));
     }
-    Poco::Net::HTTPRequest request(Poco::Net::HTTPRequest::HTTP_GET, client_.pathPrefix_ + target,
-                                   Poco::Net::HTTPMessage::HTTP_1_1);
+    Poco::Net::HTTPRequest request(method, client_.pathPrefix_ + target, Poco::Net::HTTPMessage::HTTP_1_1);
     request.setKeepAlive(true);
     request.set("Accept", "application/json");
     request.set("User-Agent", client_.options_.userAgent);
     if (std::string token = client_.token_.current(); !token.empty()) request.set("Authorization", "Bearer " + token);
-    session_->sendRequest(request);
+    if (!requestBody.empty()) {
+      request.setContentType(contentType);
+      request.setContentLength(static_cast<std::streamsize>(requestBody.size()));
+    }
+    std::ostream& requestStream = session_->sendRequest(request);
+    if (!requestBody.empty()) requestStream.write(requestBody.data(), static_cast<std::streamsize>(requestBody.size()));
     if (aborted_) throw Poco::Net::NetException("aborted");
 
     Poco::Net::HTTPResponse response;
@@ -318,10 +344,10 @@ Result<ApiResponse> Connection::attempt(const std::string& target, const BodySin
     return out;
   } catch (const Poco::Exception& e) {
     reset();
-    return Error{"GET " + url + ": " + e.displayText()};
+    return Error{method + " " + url + ": " + e.displayText()};
   } catch (const std::exception& e) {
     reset();
-    return Error{"GET " + url + ": " + e.what()};
+    return Error{method + " " + url + ": " + e.what()};
   }
 }
 

@@ -76,12 +76,19 @@ class Connection {
   Result<ApiResponse> get(const std::string& target, const BodySink& onBody,
                           std::chrono::milliseconds receiveTimeout);
 
+  // Any other request (POST a Binding, PATCH, ...): the whole answer, whatever
+  // its status (error bodies up to 64 KB). Retried once on a fresh connection
+  // only when a reused keep-alive connection failed before any answer arrived.
+  Result<ApiResponse> send(const std::string& method, const std::string& target, const std::string& contentType,
+                           const std::string& body, std::chrono::milliseconds receiveTimeout);
+
   // Unblocks a get() in progress on another thread (it fails) and makes
   // further calls fail at once. Any thread.
   void abort();
 
  private:
-  Result<ApiResponse> attempt(const std::string& target, const BodySink& onBody,
+  Result<ApiResponse> attempt(const std::string& method, const std::string& target, const std::string& contentType,
+                              const std::string& requestBody, const BodySink& onBody,
                               std::chrono::milliseconds receiveTimeout, bool& sent);
   void reset();
 
