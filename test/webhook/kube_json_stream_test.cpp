@@ -199,7 +199,10 @@ INSTANTIATE_TEST_SUITE_P(
                       BadJson{"MissingColon", R"({"spec" {}})", "expected ':'"},
                       BadJson{"UnterminatedSkipped", R"({"junk":"abc)", "unterminated string"},
                       BadJson{"TrailingData", R"({} {})", "unexpected data after the value"},
-                      BadJson{"Empty", "", "unexpected end"}),
+                      BadJson{"Empty", "", "unexpected end"},
+                      BadJson{"BadNumber", R"({"spec":{"priority":1-2}})", "malformed number"},
+                      BadJson{"NestedTooDeeply", "{\"metadata\":{\"labels\":" + std::string(100, '[') + std::string(100, ']') + "}}",
+                              "nested too deeply"}),
     [](const auto& info) { return info.param.name; });
 
 // The filters keep every field the object model reads: decoding the filtered

@@ -1,5 +1,6 @@
 #include "webhook/kube/json_stream.h"
 
+#include <charconv>
 #include <cstdlib>
 #include <cstring>
 
@@ -28,6 +29,8 @@ constexpr std::string_view kNodeFields =
     "status{allocatable,capacity,images}";
 // A Status object (ERROR events) adds code, reason and message; "status" is a scalar there.
 constexpr std::string_view kStatusFields = ",code,reason,message";
+
+constexpr int kMaxDepth = 64;  // deeper kept values are refused (no stack exhaustion)
 
 class FilteredParser {
  public:
@@ -100,19 +103,105 @@ class FilteredParser {
     if (pos_ == start) return fail("expected a value");
     return true;
   }
-  // Parses the value at pos_ completely with nlohmann (kept parts are small).
-  bool parseWhole(nlohmann::json& out) {
-    size_t start = pos_;
-    if (!skipValue()) return false;
-    out = nlohmann::json::parse(b_.begin() + start, b_.begin() + pos_, nullptr, /*allow_exceptions=*/false);
-    if (out.is_discarded()) {
-      pos_ = start;
-      return fail("malformed value");
+  // Builds the value at pos_ completely. Hand-written rather than a
+  // nlohmann::json::parse per kept field: starting nlohmann's parser costs more
+  // than the small values it would parse (see watch_decode_bench).
+  bool build(nlohmann::json& out, int depth) {
+    if (depth > kMaxDepth) return fail("nested too deeply");
+    if (pos_ >= b_.size()) return fail("unexpected end");
+    switch (b_[pos_]) {
+      case '"': {
+        std::string text;
+        if (!string(text)) return false;
+        out = std::move(text);
+        return true;
+      }
+      case '{': {
+        ++pos_;
+        out = nlohmann::json::object();
+        skipWs();
+        if (pos_ < b_.size() && b_[pos_] == '}') return ++pos_, true;
+        std::string name;
+        while (true) {
+          skipWs();
+          if (!string(name)) return false;
+          skipWs();
+          if (pos_ >= b_.size() || b_[pos_] != ':') return fail("expected ':'");
+          ++pos_;
+          skipWs();
+          nlohmann::json element;
+          if (!build(element, depth + 1)) return false;
+          out[name] = std::move(element);
+          skipWs();
+          if (pos_ >= b_.size()) return fail("unterminated object");
+          if (b_[pos_] == '}') return ++pos_, true;
+          if (b_[pos_] != ',') return fail("expected ',' or '}'");
+          ++pos_;
+        }
+      }
+      case '[': {
+        ++pos_;
+        out = nlohmann::json::array();
+        skipWs();
+        if (pos_ < b_.size() && b_[pos_] == ']') return ++pos_, true;
+        while (true) {
+          skipWs();
+          nlohmann::json element;
+          if (!build(element, depth + 1)) return false;
+          out.push_back(std::move(element));
+          skipWs();
+          if (pos_ >= b_.size()) return fail("unterminated array");
+          if (b_[pos_] == ']') return ++pos_, true;
+          if (b_[pos_] != ',') return fail("expected ',' or ']'");
+          ++pos_;
+        }
+      }
+      default:
+        return scalar(out);
     }
+  }
+  bool literal(std::string_view word) {
+    if (b_.substr(pos_, word.size()) != word) return fail("malformed value");
+    pos_ += word.size();
     return true;
   }
-  bool key(std::string& out) {
-    if (pos_ >= b_.size() || b_[pos_] != '"') return fail("expected a key");
+  bool scalar(nlohmann::json& out) {
+    char c = b_[pos_];
+    if (c == 't') return out = true, literal("true");
+    if (c == 'f') return out = false, literal("false");
+    if (c == 'n') return out = nullptr, literal("null");
+    size_t start = pos_;
+    bool integral = true;
+    while (pos_ < b_.size()) {
+      char d = b_[pos_];
+      if (d == '.' || d == 'e' || d == 'E' || d == '+') {
+        integral = false;
+      } else if (!(d >= '0' && d <= '9') && d != '-') {
+        break;
+      }
+      ++pos_;
+    }
+    const char* first = b_.data() + start;
+    const char* last = b_.data() + pos_;
+    if (first == last) return fail("malformed value");
+    if (integral) {
+      int64_t i = 0;
+      auto r = std::from_chars(first, last, i);
+      if (r.ec == std::errc() && r.ptr == last) return out = i, true;
+      uint64_t u = 0;
+      r = std::from_chars(first, last, u);
+      if (r.ec == std::errc() && r.ptr == last) return out = u, true;
+    }
+    double d = 0;
+    auto r = std::from_chars(first, last, d);
+    if (r.ec != std::errc() || r.ptr != last) return pos_ = start, fail("malformed number");
+    out = d;
+    return true;
+  }
+  // A string at pos_, unescaped. Escapes are rare in Kubernetes objects: they
+  // take nlohmann's decoder (\uXXXX, surrogate pairs).
+  bool string(std::string& out) {
+    if (pos_ >= b_.size() || b_[pos_] != '"') return fail("expected a string");
     size_t start = pos_;
     if (!skipString()) return false;
     std::string_view raw = b_.substr(start + 1, pos_ - start - 2);
@@ -121,14 +210,14 @@ class FilteredParser {
       return true;
     }
     auto decoded = nlohmann::json::parse(b_.begin() + start, b_.begin() + pos_, nullptr, false);
-    if (!decoded.is_string()) return pos_ = start, fail("malformed key");
+    if (!decoded.is_string()) return pos_ = start, fail("malformed string");
     out = decoded.get<std::string>();
     return true;
   }
   bool value(const FieldFilter& filter, nlohmann::json& out) {
     if (pos_ >= b_.size()) return fail("unexpected end");
     char c = b_[pos_];
-    if (filter.keepsAll() || (c != '{' && c != '[')) return parseWhole(out);
+    if (filter.keepsAll() || (c != '{' && c != '[')) return build(out, 0);
     ++pos_;
     skipWs();
     if (c == '[') {
@@ -151,7 +240,7 @@ class FilteredParser {
     std::string name;
     while (true) {
       skipWs();
-      if (!key(name)) return false;
+      if (!string(name)) return false;
       skipWs();
       if (pos_ >= b_.size() || b_[pos_] != ':') return fail("expected ':'");
       ++pos_;
