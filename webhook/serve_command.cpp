@@ -184,8 +184,6 @@ Result<std::unique_ptr<HttpServer>> startExtender(const PlacerSettings& settings
   options.routes = extenderRoutes(context);
   auto server = HttpServer::start(std::move(options));
   if (!server) return Error{"extender: " + server.error().message};
-  logEvent(LogLevel::Info, "extender listening",
-           {{"address", settings.extenderListen}, {"port", (*server)->port()}, {"tls", bool(certificate)}});
   return server;
 }
 
@@ -197,17 +195,16 @@ int fail(std::string_view what) {
 }  // namespace
 
 int runServe(int argc, char** argv) {
-  auto args = parseArgs(argc, argv);
-  if (!args) {
-    std::fprintf(stderr, "placer serve: %s\n%s", args.error().message.c_str(), kServeUsage);
-    return 2;
-  }
   for (int i = 1; i < argc; ++i)
     if (std::string_view(argv[i]) == "--help" || std::string_view(argv[i]) == "-h") {
       std::fputs(kServeUsage, stdout);
       return 0;
     }
-
+  auto args = parseArgs(argc, argv);
+  if (!args) {
+    std::fprintf(stderr, "placer serve: %s\n%s", args.error().message.c_str(), kServeUsage);
+    return 2;
+  }
   auto config = args->configFile.empty() ? configurationFromJson(nlohmann::json()) : loadConfigurationFile(args->configFile);
   if (!config) return fail(config.error().message);
   PlacerSettings settings = config->settings;

@@ -1,0 +1,289 @@
+// The extender endpoints, with requests shaped exactly like kube-scheduler's
+// (Go field names, "Nodes":null, full v1.Node objects in a NodeList), the
+// lowercase keys of old schedulers, malformed bodies, bind against the fake API
+// server, and preempt in both shapes.
+#include <filesystem>
+#include <fstream>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "scoring/engine.h"
+#include "scoring/profile.h"
+#include "test/fakeapi/fake_apiserver.h"
+#include "test/support/http_test_client.h"
+#include "webhook/extender.h"
+#include "webhook/http_server.h"
+
+namespace placer {
+namespace {
+
+using nlohmann::json;
+
+json nodeJson(const std::string& name, const std::string& cpu, json taints = json::array()) {
+  return {{"apiVersion", "v1"},
+          {"kind", "Node"},
+          {"metadata",
+           {{"name", name},
+            {"uid", "uid-" + name},
+            {"labels", {{"kubernetes.io/hostname", name}, {"topology.kubernetes.io/zone", "z1"}}},
+            {"managedFields", json::array({{{"manager", "kubelet"}, {"operation", "Update"}}})}}},
+          {"spec", {{"taints", taints}}},
+          {"status",
+           {{"allocatable", {{"cpu", cpu}, {"memory", "16Gi"}, {"pods", "110"}, {"ephemeral-storage", "100Gi"}}},
+            {"capacity", {{"cpu", cpu}, {"memory", "16Gi"}, {"pods", "110"}}},
+            {"conditions", json::array({{{"type", "Ready"}, {"status", "True"}}})}}}};
+}
+
+json podJson(const std::string& name, const std::string& cpu, const std::string& node = "",
+             const std::string& uid = "") {
+  json pod = {{"apiVersion", "v1"},
+              {"kind", "Pod"},
+              {"metadata", {{"name", name}, {"namespace", "default"}}},
+              {"spec",
+               {{"containers",
+                 json::array({{{"name", "app"},
+                               {"image", "nginx:1.27"},
+                               {"resources", {{"requests", {{"cpu", cpu}, {"memory", "1Gi"}}}}}}})}}},
+              {"status", {{"phase", node.empty() ? "Pending" : "Running"}}}};
+  if (!uid.empty()) pod["metadata"]["uid"] = uid;
+  if (!node.empty()) pod["spec"]["nodeName"] = node;
+  return pod;
+}
+
+// small: 4 cpu with 3 used (victim "v-small"); big: 8 cpu; tainted: untolerated NoSchedule;
+// tiny: 1 cpu with a 1-cpu pod (no room even after preemption).
+class ExtenderTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    nodes_ = {nodeJson("small", "4"), nodeJson("big", "8"),
+              nodeJson("tainted", "8", json::array({{{"key", "dedicated"}, {"value", "gpu"}, {"effect", "NoSchedule"}}})),
+              nodeJson("tiny", "1")};
+    for (const json& n : nodes_) state_.upsertNode(*decodeNode(n));
+    state_.upsertPod(*decodePod(podJson("filler", "3", "small", "v-small")));
+    state_.upsertPod(*decodePod(podJson("tiny-filler", "1", "tiny", "v-tiny")));
+    context_.engine = std::make_shared<const Engine>(Profile::defaults());
+    context_.state = &state_;
+    context_.metrics = &metrics_;
+  }
+
+  static json parse(const HttpResponse& r) {
+    EXPECT_EQ(r.status, 200) << r.body;
+    return json::parse(r.body);
+  }
+
+  std::vector<json> nodes_;
+  ClusterState state_;
+  MetricsRegistry metrics_;
+  ExtenderContext context_;
+};
+
+TEST_F(ExtenderTest, FilterWithNodeNamesSplitsFailuresLikeUpstream) {
+  json args = {{"Pod", podJson("web", "2")},
+               {"Nodes", nullptr},
+               {"NodeNames", {"small", "big", "tainted", "ghost"}}};
+  json result = parse(extenderFilter(context_, args.dump(), false));
+  EXPECT_TRUE(result["Nodes"].is_null());
+  EXPECT_EQ(result["NodeNames"], json({"big"}));
+  EXPECT_EQ(result["FailedNodes"], json({{"small", "Insufficient cpu"}}));
+  EXPECT_EQ(result["FailedAndUnresolvableNodes"]["tainted"], "node(s) had untolerated taint {dedicated: gpu}");
+  EXPECT_TRUE(result["FailedAndUnresolvableNodes"].contains("ghost"));
+  EXPECT_EQ(result["Error"], "");
+  // Exactly the Go field names, nothing else.
+  std::vector<std::string> keys;
+  for (auto it = result.begin(); it != result.end(); ++it) keys.push_back(it.key());
+  EXPECT_EQ(keys, (std::vector<std::string>{"Error", "FailedAndUnresolvableNodes", "FailedNodes", "NodeNames", "Nodes"}));
+}
+
+TEST_F(ExtenderTest, LowercaseKeysOfOldSchedulersDecode) {
+  json args = {{"pod", podJson("web", "2")}, {"nodes", nullptr}, {"nodenames", {"small", "big"}}};
+  json result = parse(extenderFilter(context_, args.dump(), false));
+  EXPECT_EQ(result["NodeNames"], json({"big"}));
+  EXPECT_EQ(result["FailedNodes"], json({{"small", "Insufficient cpu"}}));
+}
+
+TEST_F(ExtenderTest, FilterWithFullNodeListEchoesPassingNodesInKind) {
+  json list = {{"metadata", json::object()}, {"items", nodes_}};
+  json args = {{"Pod", podJson("web", "2")}, {"Nodes", list}, {"NodeNames", nullptr}};
+  json result = parse(extenderFilter(context_, args.dump(), false));
+  EXPECT_TRUE(result["NodeNames"].is_null());
+  ASSERT_EQ(result["Nodes"]["items"].size(), 1u);
+  EXPECT_EQ(result["Nodes"]["items"][0], nodes_[1]);  // "big", byte for byte the object sent
+  EXPECT_EQ(result["FailedNodes"]["small"], "Insufficient cpu");
+  EXPECT_EQ(result["FailedAndUnresolvableNodes"].size(), 1u);
+}
+
+TEST_F(ExtenderTest, FullNodeObjectsAreAuthoritativeForTheNodeButNotForUsage) {
+  // The scheduler's copy of "small" says 16 cpu: placer still counts its 3-cpu pod.
+  json bigger = nodeJson("small", "16");
+  json args = {{"Pod", podJson("web", "14")}, {"Nodes", {{"items", {bigger}}}}};
+  json result = parse(extenderFilter(context_, args.dump(), false));
+  EXPECT_EQ(result["Nodes"]["items"].size(), 0u);
+  EXPECT_EQ(result["FailedNodes"]["small"], "Insufficient cpu");
+  args["Pod"] = podJson("web", "13");
+  result = parse(extenderFilter(context_, args.dump(), false));
+  EXPECT_EQ(result["Nodes"]["items"].size(), 1u);
+}
+
+TEST_F(ExtenderTest, FilterOnlyOneAnswersPlacersChoice) {
+  json args = {{"Pod", podJson("web", "500m")}, {"NodeNames", {"small", "big", "tiny"}}};
+  json result = parse(extenderFilter(context_, args.dump(), true));
+  ASSERT_EQ(result["NodeNames"].size(), 1u);
+  EXPECT_EQ(result["NodeNames"][0], "big");  // least allocated
+  EXPECT_TRUE(result["FailedNodes"].contains("small"));
+}
+
+TEST_F(ExtenderTest, PrioritizeMapsTotalsOntoZeroToTen) {
+  json args = {{"Pod", podJson("web", "500m")}, {"NodeNames", {"small", "big", "tainted", "ghost"}}};
+  json result = parse(extenderPrioritize(context_, args.dump()));
+  ASSERT_TRUE(result.is_array());
+  ASSERT_EQ(result.size(), 4u);
+  std::map<std::string, int64_t> scores;
+  for (const json& h : result) {
+    ASSERT_TRUE(h["Score"].is_number_integer());
+    scores[h["Host"]] = h["Score"];
+  }
+  EXPECT_EQ(scores["big"], 10);
+  EXPECT_GE(scores["small"], 0);
+  EXPECT_LT(scores["small"], 10);
+  EXPECT_EQ(scores["tainted"], 0);  // placer rejects it
+  EXPECT_EQ(scores["ghost"], 0);
+}
+
+TEST_F(ExtenderTest, MalformedBodiesAre400WithAMessage) {
+  struct Case {
+    std::string name, body, mentions;
+  };
+  std::vector<Case> cases = {
+      {"not json", "{{{", "ExtenderArgs"},
+      {"empty", "", "ExtenderArgs"},
+      {"array", "[1,2]", "expected a JSON object"},
+      {"no pod", R"({"NodeNames":["big"]})", "Pod"},
+      {"pod is a number", R"({"Pod":5,"NodeNames":["big"]})", "Pod"},
+      {"node names not an array", R"({"Pod":{"metadata":{"name":"x"}},"NodeNames":"big"})", "NodeNames"},
+      {"node name not a string", R"({"Pod":{"metadata":{"name":"x"}},"NodeNames":[1]})", "NodeNames[0]"},
+      {"neither", R"({"Pod":{"metadata":{"name":"x"}}})", "neither"},
+      {"bad node", R"({"Pod":{"metadata":{"name":"x"}},"Nodes":{"items":[{"metadata":{"name":"n"},"status":{"allocatable":{"cpu":"lots"}}}]}})",
+       "items[0]"},
+      {"truncated", R"({"Pod":{"metadata":{"name":"x"}},"NodeNames":["big")", "ExtenderArgs"},
+      {"bad quantity", R"({"Pod":{"spec":{"containers":[{"name":"c","resources":{"requests":{"cpu":"x"}}}]}},"NodeNames":[]})",
+       "cpu"},
+  };
+  for (const Case& c : cases) {
+    for (auto* handler : {+[](const ExtenderContext& x, std::string_view b) { return extenderFilter(x, b, false); },
+                          +[](const ExtenderContext& x, std::string_view b) { return extenderPrioritize(x, b); }}) {
+      HttpResponse r = handler(context_, c.body);
+      EXPECT_EQ(r.status, 400) << c.name << ": " << r.body;
+      EXPECT_NE(r.body.find(c.mentions), std::string::npos) << c.name << ": " << r.body;
+    }
+  }
+  for (std::string body : {"nope", "[]", R"({"PodName":7,"Node":"n"})", R"({"PodName":"p"})"}) {
+    EXPECT_EQ(extenderBind(context_, body).status, 400) << body;
+  }
+  for (std::string body : {"nope", R"({"NodeNameToMetaVictims":{}})",
+                           R"({"Pod":{"metadata":{"name":"x"}},"NodeNameToMetaVictims":{"small":{"Pods":[{"UID":5}]}}})"}) {
+    EXPECT_EQ(extenderPreempt(context_, body).status, 400) << body;
+  }
+}
+
+TEST_F(ExtenderTest, NotSyncedViewAnswersWithAnErrorInsteadOfAGuess) {
+  struct ColdFeed : ClusterFeed {
+    Outcome start(ClusterState&) override { return {}; }
+    void stop() override {}
+    bool synced() const override { return false; }
+    std::string describe() const override { return "cold"; }
+  } cold;
+  context_.feed = &cold;
+  json args = {{"Pod", podJson("web", "1")}, {"NodeNames", {"big"}}};
+  json result = parse(extenderFilter(context_, args.dump(), false));
+  EXPECT_NE(result["Error"].get<std::string>().find("not synced"), std::string::npos);
+  EXPECT_EQ(extenderPrioritize(context_, args.dump()).status, 503);
+}
+
+TEST_F(ExtenderTest, PreemptKeepsOnlyNodesWhereTheProposedVictimsMakeRoom) {
+  // Meta shape (nodeCacheCapable): uids resolved against the view.
+  json args = {{"Pod", podJson("urgent", "3")},
+               {"NodeNameToVictims", nullptr},
+               {"NodeNameToMetaVictims",
+                {{"small", {{"Pods", {{{"UID", "v-small"}}}}, {"NumPDBViolations", 1}}},
+                 {"tiny", {{"Pods", {{{"UID", "v-tiny"}}}}, {"NumPDBViolations", 0}}},
+                 {"ghost", {{"Pods", {{{"UID", "x"}}}}, {"NumPDBViolations", 0}}}}}};
+  json result = parse(extenderPreempt(context_, args.dump()));
+  json expected = {{"NodeNameToMetaVictims", {{"small", {{"Pods", {{{"UID", "v-small"}}}}, {"NumPDBViolations", 1}}}}}};
+  EXPECT_EQ(result, expected);
+
+  // Full shape: the same decision from whole pods.
+  json full = {{"Pod", podJson("urgent", "3")},
+               {"NodeNameToVictims",
+                {{"small", {{"Pods", {podJson("filler", "3", "small", "v-small")}}, {"NumPDBViolations", 1}}},
+                 {"tiny", {{"Pods", {podJson("tiny-filler", "1", "tiny", "v-tiny")}}, {"NumPDBViolations", 0}}}}}};
+  EXPECT_EQ(parse(extenderPreempt(context_, full.dump())), expected);
+
+  // Victims that do not make room: no node is kept.
+  json useless = {{"Pod", podJson("urgent", "3")},
+                  {"NodeNameToMetaVictims", {{"small", {{"Pods", json::array()}, {"NumPDBViolations", 0}}}}}};
+  EXPECT_EQ(parse(extenderPreempt(context_, useless.dump()))["NodeNameToMetaVictims"], json::object());
+}
+
+TEST_F(ExtenderTest, ServedOnItsOwnListenerRoutingOnThePathAlone) {
+  ListenerOptions options;
+  options.name = "extender";
+  options.address = "127.0.0.1:0";
+  options.routes = extenderRoutes(context_);
+  auto server = HttpServer::start(std::move(options));
+  ASSERT_TRUE(server) << server.error().message;
+  testing::ClientOptions client;
+  client.port = (*server)->port();
+  auto c = testing::HttpTestClient::connect(client);
+  ASSERT_TRUE(c) << c.error().message;
+  json args = {{"Pod", podJson("web", "2")}, {"Nodes", nullptr}, {"NodeNames", {"small", "big"}}};
+  auto reply = (*c)->request("POST", "/filter?timeout=5s", args.dump(), {{"Content-Type", "application/json"}});
+  ASSERT_TRUE(reply) << reply.error().message;
+  EXPECT_EQ(reply->status, 200);
+  EXPECT_EQ(json::parse(reply->body)["NodeNames"], json({"big"}));
+  auto wrongMethod = (*c)->request("GET", "/prioritize");
+  ASSERT_TRUE(wrongMethod);
+  EXPECT_EQ(wrongMethod->status, 405);
+  auto bad = (*c)->request("POST", "/preempt", "garbage");
+  ASSERT_TRUE(bad);
+  EXPECT_EQ(bad->status, 400);
+  (*server)->stop(std::chrono::seconds(5));
+}
+
+TEST_F(ExtenderTest, BindPostsABindingToTheApiServer) {
+  auto api = fakeapi::FakeApiServer::start();
+  ASSERT_TRUE(api) << api.error().message;
+  auto created = (*api)->create(fakeapi::Kind::Pod, podJson("web", "1"));
+  ASSERT_TRUE(created) << created.error().message;
+  const std::string uid = (*created)["metadata"]["uid"];
+
+  std::string kubeconfig = (std::filesystem::temp_directory_path() / ("extender-kubeconfig-" + uid)).string();
+  ASSERT_TRUE((*api)->writeKubeconfig(kubeconfig));
+  auto binder = makeApiBinder(kubeconfig);
+  ASSERT_TRUE(binder) << binder.error().message;
+  context_.binder = binder->get();
+
+  auto bind = [&](const std::string& name, const std::string& podUid, const std::string& node) {
+    json args = {{"PodName", name}, {"PodNamespace", "default"}, {"PodUID", podUid}, {"Node", node}};
+    return parse(extenderBind(context_, args.dump()))["Error"].get<std::string>();
+  };
+  EXPECT_EQ(bind("web", uid, "big"), "");
+  auto stored = (*api)->get(fakeapi::Kind::Pod, "default", "web");
+  ASSERT_TRUE(stored);
+  EXPECT_EQ((*stored)["spec"]["nodeName"], "big");
+  EXPECT_NE(bind("web", uid, "small").find("already assigned"), std::string::npos);  // 409
+  EXPECT_NE(bind("gone", "", "big").find("not found"), std::string::npos);           // 404
+  std::filesystem::remove(kubeconfig);
+}
+
+TEST(ExtenderAddress, OnlyLoopbackCountsAsPrivate) {
+  EXPECT_TRUE(isLoopbackAddress("127.0.0.1:8888"));
+  EXPECT_TRUE(isLoopbackAddress("localhost:8888"));
+  EXPECT_TRUE(isLoopbackAddress("[::1]:8888"));
+  EXPECT_FALSE(isLoopbackAddress("0.0.0.0:8888"));
+  EXPECT_FALSE(isLoopbackAddress(":8888"));
+  EXPECT_FALSE(isLoopbackAddress("10.0.0.5:8888"));
+}
+
+}  // namespace
+}  // namespace placer
