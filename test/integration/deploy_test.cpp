@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "scoring/config.h"
+#include "scoring/yaml.h"
 
 namespace placer {
 namespace {
@@ -390,6 +391,44 @@ TEST_F(DeployOverlayTest, CertManagerIssuesTheServingSecretAndInjectsTheCa) {
   }
   EXPECT_TRUE(secretMounted);
   EXPECT_TRUE(ofKind(objects, "Role").empty()) << "cert-manager writes the Secret, placer does not";
+}
+
+TEST_F(DeployOverlayTest, FallbackSchedulerCallsPlacersExtenderOverLocalhost) {
+  const auto objects = render(kDeploy / "overlays" / "fallback-scheduler");
+  const json* schedulerConfig = named(objects, "ConfigMap", "placer-fallback-scheduler");
+  ASSERT_NE(schedulerConfig, nullptr);
+  auto config = parseYaml((*schedulerConfig)["data"]["scheduler-config.yaml"].get<std::string>());
+  ASSERT_TRUE(config.ok()) << config.error().message;
+  EXPECT_EQ((*config)["kind"], "KubeSchedulerConfiguration");
+  ASSERT_EQ((*config)["profiles"].size(), 1u);
+  EXPECT_EQ((*config)["profiles"][0]["schedulerName"], "placer-fallback");
+  ASSERT_EQ((*config)["extenders"].size(), 1u);
+  const json& extender = (*config)["extenders"][0];
+  EXPECT_EQ(extender["urlPrefix"], "http://127.0.0.1:8888");
+  EXPECT_EQ(extender["filterVerb"], "filter");
+  EXPECT_EQ(extender["prioritizeVerb"], "prioritize");
+  EXPECT_EQ(extender["bindVerb"], "bind");
+  EXPECT_EQ(extender["preemptVerb"], "preempt");
+  EXPECT_EQ(extender["nodeCacheCapable"], true);
+  EXPECT_GT(extender["weight"].get<int>(), 0);
+  EXPECT_TRUE(extender.contains("httpTimeout"));
+
+  // The extender runs next to the scheduler, on loopback only.
+  const json* deployment = named(objects, "Deployment", "placer-fallback");
+  ASSERT_NE(deployment, nullptr);
+  bool extenderSidecar = false;
+  for (const json& c : (*deployment)["spec"]["template"]["spec"]["containers"]) {
+    for (const json& a : c.value("args", json::array()))
+      if (a == "--extender-listen=127.0.0.1:8888") extenderSidecar = true;
+  }
+  EXPECT_TRUE(extenderSidecar);
+
+  // The webhook hands what it cannot place to that scheduler.
+  const json* placerConfig = named(objects, "ConfigMap", "placer-config");
+  ASSERT_NE(placerConfig, nullptr);
+  auto parsed = parseConfiguration((*placerConfig)["data"]["config.yaml"].get<std::string>());
+  ASSERT_TRUE(parsed.ok()) << parsed.error().message;
+  EXPECT_EQ(parsed->settings.fallbackSchedulerName, "placer-fallback");
 }
 
 }  // namespace
