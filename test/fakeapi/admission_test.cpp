@@ -206,9 +206,10 @@ TEST_F(AdmissionTest, UnreachableOrUntrustedWebhookFollowsFailurePolicy) {
     server->setMutatingWebhooks({c.hook});
     auto r = postPod(generateNamePod());
     EXPECT_EQ(r.code, c.wantCode) << c.name << ": " << r.body.dump();
-    if (!c.wantMessagePart.empty())
+    if (!c.wantMessagePart.empty()) {
       EXPECT_NE(r.body.value("message", "").find(c.wantMessagePart), std::string::npos)
           << c.name << ": " << r.body.value("message", "");
+    }
   }
   EXPECT_TRUE(webhook->received().empty());
 }

@@ -1038,10 +1038,22 @@ void FakeApiServer::Impl::serveList(Poco::Net::HTTPServerResponse& resp, const F
     }
     if (more) nextContinue = encodeContinue(static_cast<int64_t>(snapshotRv), lastKey + std::string(1, '\0'));
   }
-  std::string body;
+  // Small lists go out with a Content-Length; big ones are streamed in chunks
+  // (as Go's net/http does once a body outgrows its buffer), so that a
+  // 150,000-pod list never exists as one string.
+  constexpr std::size_t kFlushBytes = 1 << 20;
   std::size_t size = 256;
   for (const auto& o : items) size += o->tail.size() + 64;
-  body.reserve(size);
+  const bool stream = size > 4 * kFlushBytes;
+  std::ostream* out = nullptr;
+  if (stream) {
+    resp.setStatus(Poco::Net::HTTPResponse::HTTP_OK);
+    resp.setContentType("application/json");
+    resp.setChunkedTransferEncoding(true);
+    out = &resp.send();
+  }
+  std::string body;
+  body.reserve(stream ? kFlushBytes + 65536 : size);
   body += R"({"kind":")";
   body += filter.kind == Kind::Node ? "NodeList" : "PodList";
   body += R"(","apiVersion":"v1","metadata":{"resourceVersion":")";
@@ -1060,8 +1072,17 @@ void FakeApiServer::Impl::serveList(Poco::Net::HTTPServerResponse& resp, const F
   for (std::size_t i = 0; i < items.size(); ++i) {
     if (i) body += ',';
     appendObject(body, *items[i], false);
+    if (out && body.size() >= kFlushBytes) {
+      out->write(body.data(), static_cast<std::streamsize>(body.size()));
+      body.clear();
+    }
   }
   body += "]}";
+  if (out) {
+    out->write(body.data(), static_cast<std::streamsize>(body.size()));
+    out->flush();
+    return;
+  }
   sendBody(resp, 200, body);
 }
 
@@ -1097,6 +1118,7 @@ void FakeApiServer::Impl::serveWatch(Poco::Net::HTTPServerRequest& req, Poco::Ne
   WatchState state;
   state.allowBookmarks = allowBookmarks;
   std::vector<std::string> frames;
+  std::vector<ObjectPtr> initial;  // rendered one by one while writing
   bool finished = false;
   {
     std::lock_guard lock(mu_);
@@ -1104,12 +1126,7 @@ void FakeApiServer::Impl::serveWatch(Poco::Net::HTTPServerRequest& req, Poco::Ne
     if (rvParam.empty() || rvParam == "0") {
       // Synthetic ADDED events for the current state, then everything after it.
       for (const auto& [key, o] : objects_[static_cast<int>(filter.kind)])
-        if (filter.matches(*o)) {
-          std::string f = R"({"type":"ADDED","object":)";
-          appendObject(f, *o, true);
-          f += "}\n";
-          frames.push_back(std::move(f));
-        }
+        if (filter.matches(*o)) initial.push_back(o);
       cursor = rv_;
     } else if (cursor < compactedRv_) {
       frames.push_back(errorFrame(expired("too old resource version: " + std::to_string(cursor) + " (" +
@@ -1136,16 +1153,25 @@ void FakeApiServer::Impl::serveWatch(Poco::Net::HTTPServerRequest& req, Poco::Ne
     if (state.drop) return Next::Drop;
     return Next::Continue;
   };
+  // Writes a batch of events. Like the upstream watch server, which flushes
+  // whenever its queue runs empty, a backlog is coalesced (flushed every 32 KB
+  // and at the end of the batch); a lone event is flushed at once.
   auto writeFrames = [&](std::vector<std::string>& batch) -> Next {
-    for (auto& f : batch) {
-      {
+    std::size_t unflushed = 0;
+    bool slow = false;
+    for (std::size_t i = 0; i < batch.size(); ++i) {
+      if (i % 64 == 0 || slow) {
         std::unique_lock lock(mu_);
-        if (watchDelay_.count() > 0)
-          cv_.wait_for(lock, watchDelay_, [&] { return interrupted() != Next::Continue; });
+        slow = watchDelay_.count() > 0;
+        if (slow) cv_.wait_for(lock, watchDelay_, [&] { return interrupted() != Next::Continue; });
         if (Next n = interrupted(); n != Next::Continue) return n;
       }
-      out << f;
-      out.flush();
+      out << batch[i];
+      unflushed += batch[i].size();
+      if (slow || unflushed >= 32768 || i + 1 == batch.size()) {
+        out.flush();
+        unflushed = 0;
+      }
       if (!out.good()) return Next::End;
     }
     batch.clear();
@@ -1172,6 +1198,18 @@ void FakeApiServer::Impl::serveWatch(Poco::Net::HTTPServerRequest& req, Poco::Ne
   try {
     Next next = writeFrames(frames);
     if (finished) return;
+    for (std::size_t i = 0; i < initial.size() && next == Next::Continue; i += 256) {
+      std::vector<std::string> batch;
+      for (std::size_t j = i; j < std::min(initial.size(), i + 256); ++j) {
+        std::string f = R"({"type":"ADDED","object":)";
+        appendObject(f, *initial[j], true);
+        f += "}\n";
+        batch.push_back(std::move(f));
+        initial[j].reset();
+      }
+      next = writeFrames(batch);
+    }
+    initial.clear();
     auto nextBookmark = std::chrono::steady_clock::now() + options_.bookmarkInterval;
     while (next == Next::Continue) {
       std::vector<std::string> batch;

@@ -115,6 +115,23 @@ TEST_F(FakeApiServerTest, ContinueTokenExpiresAfterCompaction) {
   EXPECT_EQ(itemNames(*rest), (std::vector<std::string>{"node-2", "node-3", "node-late"}));
 }
 
+TEST_F(FakeApiServerTest, BigListsAreStreamedInChunks) {
+  const std::string padding(8000, 'x');
+  for (int i = 0; i < 700; ++i) {
+    json pod = makePod("bulk", "p" + std::to_string(10000 + i), "node-a");
+    pod["metadata"]["annotations"] = {{"padding", padding}};
+    ASSERT_TRUE(server->load(Kind::Pod, std::move(pod)).ok());
+  }
+  auto r = client->get("/api/v1/pods");
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->status, 200);
+  EXPECT_NE(r->header("Transfer-Encoding").find("chunked"), std::string::npos);
+  json list = json::parse(r->body);
+  ASSERT_EQ(list["items"].size(), 700u);
+  EXPECT_EQ(list["items"][699]["metadata"]["name"], "p10699");
+  EXPECT_EQ(list["metadata"]["resourceVersion"], std::to_string(server->resourceVersion()));
+}
+
 TEST_F(FakeApiServerTest, ResourceVersionZeroListIgnoresLimitLikeTheWatchCache) {
   for (int i = 0; i < 5; ++i) ASSERT_TRUE(server->create(Kind::Node, makeNode("node-" + std::to_string(i))).ok());
   auto list = client->getJson("/api/v1/nodes?limit=2&resourceVersion=0");

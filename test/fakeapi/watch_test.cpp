@@ -86,6 +86,15 @@ TEST_F(WatchTest, WithoutResourceVersionStartsWithTheCurrentStateAsAdded) {
   }
 }
 
+TEST_F(WatchTest, InitialStateOfManyObjectsArrivesCompleteThenLiveEvents) {
+  for (int i = 0; i < 1000; ++i) ASSERT_TRUE(server->load(Kind::Pod, makePod("p" + std::to_string(10000 + i))).ok());
+  auto w = client->watch("/api/v1/pods?watch=1");
+  ASSERT_TRUE(w.ok());
+  for (int i = 0; i < 1000; ++i) ASSERT_EQ(nextEvent(*w), "ADDED p" + std::to_string(10000 + i));
+  ASSERT_TRUE(server->create(Kind::Pod, makePod("live")).ok());
+  EXPECT_EQ(nextEvent(*w), "ADDED live");
+}
+
 TEST_F(WatchTest, BookmarksCarryOnlyTheResourceVersion) {
   auto w = client->watch("/api/v1/pods?watch=1&resourceVersion=" + std::to_string(server->resourceVersion()) +
                          "&allowWatchBookmarks=true");
