@@ -216,22 +216,39 @@ AdmissionAnswer reviewAdmissionDocument(const json& review, const AdmissionInput
     if (answer.dryRun) {
       input.state.read([&](const ClusterView& view) { decide(view); });
     } else {
-      input.state.update([&](MutableClusterView& view) {
-        // A review sent again with the same uid decides again, not twice.
-        if (view.findReservation(answer.uid) != nullptr) view.release(answer.uid);
-        decide(view);
-        if (answer.node.empty()) return;
-        Reservation r;
-        r.id = answer.uid;
-        r.nodeName = answer.node;
-        r.podKey = answer.pod;
-        r.requests = pod.requests;
-        r.nonZeroRequests = pod.nonZeroRequests;
-        r.hostPorts = pod.hostPorts;
-        r.expires = input.now + input.settings.reservationTtl;
-        answer.reserved = view.reserve(std::move(r));
-        reserveFailed = !answer.reserved;
-      });
+      // Decide on the shared view, so admissions decide in parallel; then, under
+      // the exclusive lock, confirm the chosen node against the accounting as it
+      // is now (the filters on that node alone) and reserve. Confirm + reserve
+      // is one step, so a concurrent reservation is never overcommitted; when
+      // the node no longer fits, decide again under the exclusive lock.
+      input.state.read([&](const ClusterView& view) { decide(view); });
+      if (!answer.node.empty()) {
+        input.state.update([&](MutableClusterView& view) {
+          // A review sent again with the same uid decides again, not twice.
+          if (view.findReservation(answer.uid) != nullptr) view.release(answer.uid);
+          const NodeInfo* chosen = view.findNode(answer.node);
+          bool stillFits = false;
+          if (chosen != nullptr) {
+            const NodeInfo* candidates[] = {chosen};
+            stillFits = input.engine.evaluate(pod, view, candidates, Detail::Summary).selected != nullptr;
+          }
+          if (!stillFits) {
+            answer.node.clear();
+            decide(view);
+            if (answer.node.empty()) return;
+          }
+          Reservation r;
+          r.id = answer.uid;
+          r.nodeName = answer.node;
+          r.podKey = answer.pod;
+          r.requests = pod.requests;
+          r.nonZeroRequests = pod.nonZeroRequests;
+          r.hostPorts = pod.hostPorts;
+          r.expires = input.now + input.settings.reservationTtl;
+          answer.reserved = view.reserve(std::move(r));
+          reserveFailed = !answer.reserved;
+        });
+      }
     }
     if (reserveFailed) {
       answer.node.clear();

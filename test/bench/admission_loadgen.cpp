@@ -1,0 +1,278 @@
+// Load generator for the admission webhook: keep-alive TLS clients posting
+// realistic AdmissionReviews to /mutate against a large generated view, and
+// the same payloads to a trivial route on the same server, so the ratio shows
+// what the decision costs over the bare TLS round trip.
+//
+//   admission_loadgen [--nodes 5000] [--pods-per-node 30] [--clients 8]
+//                     [--seconds 5] [--workers 8] [--route both|mutate|echo]
+//
+// Server and clients share the machine (the figures are for that setup).
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "certs/x509.h"
+#include "scoring/cluster_state.h"
+#include "scoring/config.h"
+#include "scoring/engine.h"
+#include "scoring/profile.h"
+#include "test/support/cluster_generator.h"
+#include "test/support/http_test_client.h"
+#include "webhook/http_server.h"
+#include "webhook/log.h"
+#include "webhook/metrics.h"
+#include "webhook/serving_certificate.h"
+#include "webhook/webhook_routes.h"
+
+using namespace placer;
+using nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+struct Options {
+  int nodes = 5000;
+  int podsPerNode = 30;
+  int clients = 8;
+  double seconds = 5;
+  int workers = 8;
+  std::string route = "both";
+};
+
+constexpr std::string_view kUidPlaceholder = "00000000-0000-4000-8000-000000000000";
+
+// One request body per distinct pending pod; the uid is rewritten in place per request.
+struct Payload {
+  std::string body;
+  size_t uidOffset;
+};
+
+std::vector<Payload> makePayloads(const GeneratorParams& params, int count) {
+  std::vector<Payload> out;
+  for (int i = 0; i < count; ++i) {
+    json pod = generatePendingPod(params, i);
+    std::string ns = pod["metadata"].value("namespace", "default");
+    json review = {{"kind", "AdmissionReview"},
+                   {"apiVersion", "admission.k8s.io/v1"},
+                   {"request",
+                    {{"uid", kUidPlaceholder},
+                     {"kind", {{"group", ""}, {"version", "v1"}, {"kind", "Pod"}}},
+                     {"resource", {{"group", ""}, {"version", "v1"}, {"resource", "pods"}}},
+                     {"requestKind", {{"group", ""}, {"version", "v1"}, {"kind", "Pod"}}},
+                     {"requestResource", {{"group", ""}, {"version", "v1"}, {"resource", "pods"}}},
+                     {"namespace", ns},
+                     {"operation", "CREATE"},
+                     {"userInfo",
+                      {{"username", "system:serviceaccount:kube-system:replicaset-controller"},
+                       {"groups", json::array({"system:serviceaccounts", "system:authenticated"})}}},
+                     {"object", pod},
+                     {"oldObject", nullptr},
+                     {"dryRun", false},
+                     {"options", {{"kind", "CreateOptions"}, {"apiVersion", "meta.k8s.io/v1"}}}}}};
+    std::string body = review.dump();
+    out.push_back({body, body.find(kUidPlaceholder)});
+  }
+  return out;
+}
+
+struct PhaseResult {
+  std::string route;
+  size_t requests = 0;
+  size_t failures = 0;
+  double seconds = 0;
+  std::vector<double> latenciesUs;
+  double avgBodyBytes = 0;
+};
+
+double percentile(const std::vector<double>& sorted, double p) {
+  if (sorted.empty()) return 0;
+  size_t i = std::min(sorted.size() - 1, size_t(p * double(sorted.size())));
+  return sorted[i];
+}
+
+PhaseResult runPhase(const std::string& route, uint16_t port, const std::string& caPem,
+                     const std::vector<Payload>& payloads, const Options& o, std::atomic<uint64_t>& uidCounter) {
+  PhaseResult result;
+  result.route = route;
+  std::vector<std::vector<double>> perClient(size_t(o.clients));
+  std::vector<size_t> failures(size_t(o.clients), 0);
+  std::vector<double> bodyBytes(size_t(o.clients), 0);
+  std::atomic<int> ready{0};
+  std::atomic<bool> go{false};
+  Clock::time_point deadline;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < o.clients; ++t) {
+    threads.emplace_back([&, t] {
+      testing::ClientOptions co;
+      co.port = port;
+      co.caPem = caPem;
+      auto client = testing::HttpTestClient::connect(co);
+      ready.fetch_add(1);
+      if (!client) {
+        std::fprintf(stderr, "connect: %s\n", client.error().message.c_str());
+        return;
+      }
+      while (!go.load()) std::this_thread::yield();
+      auto& lat = perClient[size_t(t)];
+      lat.reserve(100000);
+      size_t i = size_t(t) * 7919;
+      std::string body;
+      while (Clock::now() < deadline) {
+        const Payload& p = payloads[i++ % payloads.size()];
+        body = p.body;
+        char uid[40];
+        uint64_t n = uidCounter.fetch_add(1);
+        std::snprintf(uid, sizeof uid, "%08llx-0000-4000-8000-%012llx", (unsigned long long)(n >> 32),
+                      (unsigned long long)(n & 0xffffffffffffULL));
+        std::memcpy(body.data() + p.uidOffset, uid, kUidPlaceholder.size());
+        auto start = Clock::now();
+        auto r = (*client)->request("POST", route, body);
+        double us = std::chrono::duration<double, std::micro>(Clock::now() - start).count();
+        if (!r || r->status != 200) {
+          ++failures[size_t(t)];
+          if (!r) return;  // connection gone
+          continue;
+        }
+        lat.push_back(us);
+        bodyBytes[size_t(t)] += double(body.size());
+      }
+    });
+  }
+  while (ready.load() < o.clients) std::this_thread::yield();
+  auto started = Clock::now();
+  deadline = started + std::chrono::microseconds(int64_t(o.seconds * 1e6));
+  go.store(true);
+  for (auto& t : threads) t.join();
+  result.seconds = std::chrono::duration<double>(Clock::now() - started).count();
+  double bytes = 0;
+  for (int t = 0; t < o.clients; ++t) {
+    result.latenciesUs.insert(result.latenciesUs.end(), perClient[size_t(t)].begin(), perClient[size_t(t)].end());
+    result.failures += failures[size_t(t)];
+    bytes += bodyBytes[size_t(t)];
+  }
+  std::sort(result.latenciesUs.begin(), result.latenciesUs.end());
+  result.requests = result.latenciesUs.size();
+  result.avgBodyBytes = result.requests ? bytes / double(result.requests) : 0;
+  return result;
+}
+
+void report(const PhaseResult& r) {
+  std::printf("%-8s requests=%zu failures=%zu  %.0f req/s  body=%.0f B  p50=%.0f us  p99=%.0f us  p99.9=%.0f us  max=%.0f us\n",
+              r.route.c_str(), r.requests, r.failures, double(r.requests) / r.seconds, r.avgBodyBytes,
+              percentile(r.latenciesUs, 0.50), percentile(r.latenciesUs, 0.99), percentile(r.latenciesUs, 0.999),
+              r.latenciesUs.empty() ? 0.0 : r.latenciesUs.back());
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    std::string a = argv[i];
+    std::string v = argv[i + 1];
+    if (a == "--nodes") o.nodes = std::stoi(v);
+    else if (a == "--pods-per-node") o.podsPerNode = std::stoi(v);
+    else if (a == "--clients") o.clients = std::stoi(v);
+    else if (a == "--seconds") o.seconds = std::stod(v);
+    else if (a == "--workers") o.workers = std::stoi(v);
+    else if (a == "--route") o.route = v;
+    else {
+      std::fprintf(stderr, "unknown option %s\n", a.c_str());
+      return 2;
+    }
+  }
+  // Decision log lines are formatted and written, to /dev/null.
+  std::FILE* devnull = std::fopen("/dev/null", "w");
+  setLogOutput(devnull);
+
+  GeneratorParams params;
+  params.nodes = o.nodes;
+  params.podsPerNode = o.podsPerNode;
+  auto t0 = Clock::now();
+  ClusterState state;
+  state.update([&](MutableClusterView& view) { fillClusterView(view, params); });
+  size_t nodes = 0, pods = 0;
+  state.read([&](const ClusterView& v) {
+    nodes = v.nodes().size();
+    pods = v.podCount();
+  });
+  std::printf("view: %zu nodes, %zu pods (filled in %.1f s)\n", nodes, pods,
+              std::chrono::duration<double>(Clock::now() - t0).count());
+
+  auto ca = certs::generateCa("loadgen-ca", 1, certs::KeyType::EcdsaP256);
+  auto serving = certs::generateServingCert(*ca, {"localhost"}, {"127.0.0.1"}, 1, certs::KeyType::EcdsaP256);
+  auto cert = ServingCertificate::fromPem(serving->certificatePem, serving->privateKeyPem);
+  if (!cert) {
+    std::fprintf(stderr, "%s\n", cert.error().message.c_str());
+    return 1;
+  }
+
+  MetricsRegistry metrics;
+  WebhookContext context;
+  auto config = configurationFromJson(json());
+  if (!config) {
+    std::fprintf(stderr, "%s\n", config.error().message.c_str());
+    return 1;
+  }
+  context.engine = std::make_shared<const Engine>(config->profile);
+  context.state = &state;
+  context.settings = config->settings;
+  context.metrics = &metrics;
+
+  ListenerOptions listener;
+  listener.name = "loadgen";
+  listener.address = "127.0.0.1:0";
+  listener.certificate = std::shared_ptr<const ServingCertificate>(std::move(*cert));
+  listener.routes = webhookRoutes(context);
+  // Benchmark-only: the same TLS round trip and body, no decision.
+  listener.routes.push_back(Route{"POST", "/echo", [](const HttpRequest&) {
+                                    return HttpResponse::json(
+                                        200, R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview",)"
+                                             R"("response":{"uid":"x","allowed":true}})");
+                                  }});
+  listener.workerThreads = o.workers;
+  auto server = HttpServer::start(std::move(listener));
+  if (!server) {
+    std::fprintf(stderr, "%s\n", server.error().message.c_str());
+    return 1;
+  }
+
+  auto payloads = makePayloads(params, 512);
+  {
+    // The decision alone, on one thread, for scale.
+    constexpr int kDecisions = 200;
+    std::vector<Pod> pending;
+    for (int i = 0; i < kDecisions; ++i) pending.push_back(generatePendingPodObject(params, i));
+    auto start = Clock::now();
+    size_t feasible = 0;
+    state.read([&](const ClusterView& view) {
+      for (const Pod& pod : pending) feasible += context.engine->place(pod, view).feasibleCount;
+    });
+    double us = std::chrono::duration<double, std::micro>(Clock::now() - start).count() / kDecisions;
+    std::printf("Engine::place alone: %.0f us per decision (%zu nodes, mean feasible %zu)\n", us, nodes,
+                feasible / kDecisions);
+  }
+  std::printf("clients=%d workers=%d seconds=%.1f, %zu distinct pending pods\n", o.clients, o.workers, o.seconds,
+              payloads.size());
+  std::atomic<uint64_t> uids{1};
+  if (o.route == "both" || o.route == "echo") report(runPhase("/echo", (*server)->port(), ca->certificatePem, payloads, o, uids));
+  if (o.route == "both" || o.route == "mutate") {
+    report(runPhase("/mutate", (*server)->port(), ca->certificatePem, payloads, o, uids));
+    std::string m = metrics.render();
+    for (const char* outcome : {"assigned", "fallback", "skipped", "error"}) {
+      std::string key = std::string("placer_admissions_total{outcome=\"") + outcome + "\"} ";
+      size_t at = m.find(key);
+      std::printf("  %s=%s", outcome, at == std::string::npos ? "0" : m.substr(at + key.size(), m.find('\n', at) - at - key.size()).c_str());
+    }
+    std::printf("\n");
+  }
+  (*server)->stop(std::chrono::seconds(5));
+  return 0;
+}
