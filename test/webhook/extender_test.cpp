@@ -109,8 +109,11 @@ TEST_F(ExtenderTest, FilterWithFullNodeListEchoesPassingNodesInKind) {
   EXPECT_TRUE(result["NodeNames"].is_null());
   ASSERT_EQ(result["Nodes"]["items"].size(), 1u);
   EXPECT_EQ(result["Nodes"]["items"][0], nodes_[1]);  // "big", byte for byte the object sent
-  EXPECT_EQ(result["FailedNodes"]["small"], "Insufficient cpu");
-  EXPECT_EQ(result["FailedAndUnresolvableNodes"].size(), 1u);
+  EXPECT_EQ(result["FailedNodes"], json({{"small", "Insufficient cpu"}}));
+  // A request larger than the node's whole allocatable cannot be helped by
+  // preemption: upstream classifies it unresolvable, like an untolerated taint.
+  EXPECT_EQ(result["FailedAndUnresolvableNodes"],
+            json({{"tainted", "node(s) had untolerated taint {dedicated: gpu}"}, {"tiny", "Insufficient cpu"}}));
 }
 
 TEST_F(ExtenderTest, FullNodeObjectsAreAuthoritativeForTheNodeButNotForUsage) {
