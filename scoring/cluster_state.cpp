@@ -69,6 +69,12 @@ void NodeInfo::removeUsage(const Resources& requests, const Resources& nonZero, 
   }
 }
 
+int64_t NodeInfo::imageSize(uint32_t imageId) const {
+  auto it = std::lower_bound(imageSizes.begin(), imageSizes.end(), imageId,
+                             [](const auto& entry, uint32_t id) { return entry.first < id; });
+  return it != imageSizes.end() && it->first == imageId ? it->second : -1;
+}
+
 // ---- ClusterView ----
 
 const NodeInfo* ClusterView::findNode(std::string_view name) const {
@@ -77,8 +83,7 @@ const NodeInfo* ClusterView::findNode(std::string_view name) const {
 }
 
 int32_t ClusterView::imageNodeCount(std::string_view normalizedImage) const {
-  auto it = imageNodeCounts_.find(normalizedImage);
-  return it == imageNodeCounts_.end() ? 0 : it->second;
+  return static_cast<int32_t>(images_.refs(images_.find(normalizedImage)));
 }
 
 const PodRecord* ClusterView::pod(uint32_t slot) const {
@@ -101,30 +106,58 @@ std::optional<std::string_view> ClusterView::podLabel(const PodRecord& pod, std:
 
 // ---- MutableClusterView: nodes ----
 
-void MutableClusterView::countImages(const Node& node, int32_t delta) {
-  // A node counts once per image name, even when two entries list the same name.
-  std::vector<std::string_view> names;
-  for (const NodeImage& image : node.images)
-    for (const std::string& name : image.names) names.push_back(name);
-  std::sort(names.begin(), names.end());
-  names.erase(std::unique(names.begin(), names.end()), names.end());
-  for (std::string_view name : names) {
-    auto it = imageNodeCounts_.find(name);
-    if (it == imageNodeCounts_.end()) {
-      if (delta > 0) imageNodeCounts_.emplace(std::string(name), delta);
-      continue;
-    }
-    it->second += delta;
-    if (it->second <= 0) imageNodeCounts_.erase(it);
+void MutableClusterView::indexImages(NodeInfo& info) {
+  // One entry per name; a name listed twice keeps the last size, as upstream's map does.
+  std::vector<std::pair<std::string_view, int64_t>> names;
+  for (const NodeImage& image : info.node.images)
+    for (const std::string& name : image.names) names.emplace_back(name, image.sizeBytes);
+  std::stable_sort(names.begin(), names.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  info.imageSizes.clear();
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (i + 1 < names.size() && names[i + 1].first == names[i].first) continue;
+    uint32_t id = images_.acquire(names[i].first);
+    info.imageSizes.emplace_back(id, names[i].second);
+    if (id >= imageHolders_.size()) imageHolders_.resize(id + 1);
+    imageHolders_[id].emplace_back(info.id, names[i].second);
   }
+  std::sort(info.imageSizes.begin(), info.imageSizes.end());
+  info.imageSizes.shrink_to_fit();
 }
+
+void MutableClusterView::unindexImages(NodeInfo& info) {
+  for (const auto& [id, size] : info.imageSizes) {
+    auto& holders = imageHolders_[id];
+    auto it = std::find_if(holders.begin(), holders.end(), [&](const auto& h) { return h.first == info.id; });
+    if (it != holders.end()) {
+      *it = holders.back();
+      holders.pop_back();
+    }
+    if (holders.empty()) std::vector<std::pair<uint32_t, int64_t>>().swap(holders);
+    images_.release(id);
+  }
+  info.imageSizes.clear();
+}
+
+namespace {
+// Same names and sizes: a status update that left the images alone (the usual heartbeat).
+bool sameImages(const std::vector<NodeImage>& a, const std::vector<NodeImage>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (a[i].sizeBytes != b[i].sizeBytes || a[i].names != b[i].names) return false;
+  return true;
+}
+}  // namespace
 
 void MutableClusterView::upsertNode(Node node) {
   if (auto it = nodeIndex_.find(node.name); it != nodeIndex_.end()) {
     NodeInfo& info = nodes_[it->second];
-    countImages(info.node, -1);
-    info.node = std::move(node);
-    countImages(info.node, +1);
+    if (sameImages(info.node.images, node.images)) {
+      info.node = std::move(node);
+    } else {
+      unindexImages(info);
+      info.node = std::move(node);
+      indexImages(info);
+    }
     info.generation = nodeGeneration_;
     return;
   }
@@ -133,8 +166,14 @@ void MutableClusterView::upsertNode(Node node) {
   NodeInfo& info = nodes_.back();
   info.node = std::move(node);
   info.generation = nodeGeneration_;
+  if (!freeNodeIds_.empty()) {
+    info.id = freeNodeIds_.back();
+    freeNodeIds_.pop_back();
+  } else {
+    info.id = nodeIdBound_++;
+  }
   nodeIndex_.emplace(info.node.name, index);
-  countImages(info.node, +1);
+  indexImages(info);
   if (auto orphans = orphanSlots_.find(info.node.name); orphans != orphanSlots_.end()) {
     std::vector<uint32_t> slots = std::move(orphans->second);
     orphanSlots_.erase(orphans);
@@ -148,7 +187,8 @@ void MutableClusterView::removeNode(std::string_view nameView) {
   if (it == nodeIndex_.end()) return;
   uint32_t index = it->second;
   NodeInfo& info = nodes_[index];
-  countImages(info.node, -1);
+  unindexImages(info);
+  freeNodeIds_.push_back(info.id);
   std::vector<uint32_t>& orphans = orphanSlots_[name];
   for (uint32_t slot : info.podSlots) {
     podTable_[slot].attached = false;

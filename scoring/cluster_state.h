@@ -57,6 +57,8 @@ class StringTable {
   std::string_view text(uint32_t id) const { return id == kNone ? std::string_view() : entries_[id].text; }
   // The id of a string currently held, or kNone.
   uint32_t find(std::string_view text) const;
+  // How many acquisitions hold the string (0 for kNone).
+  uint32_t refs(uint32_t id) const { return id == kNone ? 0 : entries_[id].refs; }
   size_t size() const { return index_.size(); }
 
  private:
@@ -95,8 +97,16 @@ struct NodeInfo {
   std::vector<HostPort> usedPorts;  // multiset: one entry per pod port
   std::vector<uint32_t> podSlots;   // bound pods here: slots for ClusterView::pod() (topology plugins)
   uint32_t generation = 0;          // resync mark
+  // Dense id, stable while the node is in the view (reused after it leaves):
+  // an index for per-node arrays a plugin builds in PreScore.
+  uint32_t id = 0;
+  // (image id, size in bytes) per image name the node holds, sorted by id;
+  // ids from ClusterView::imageId(). Upstream's NodeInfo.ImageStates.
+  std::vector<std::pair<uint32_t, int64_t>> imageSizes;
 
   const std::string& name() const { return node.name; }
+  // The size of an image on this node, or -1 when the node does not hold it.
+  int64_t imageSize(uint32_t imageId) const;
   const Resources& allocatable() const { return node.allocatable; }
 
   // Accounting primitives, shared by bound pods and reservations.
@@ -112,6 +122,16 @@ class ClusterView {
   const NodeInfo* findNode(std::string_view name) const;
   // How many nodes hold an image (normalised name, as in NodeImage::names); 0 when none.
   int32_t imageNodeCount(std::string_view normalizedImage) const;
+  // The id of an image name some node holds (for NodeInfo::imageSize), or StringTable::kNone.
+  uint32_t imageId(std::string_view normalizedImage) const { return images_.find(normalizedImage); }
+  // (NodeInfo::id, size) of every node holding an image, in no particular order:
+  // image-major, so a pod's images are scored over all nodes with sequential reads.
+  std::span<const std::pair<uint32_t, int64_t>> imageHolders(uint32_t imageId) const {
+    if (imageId >= imageHolders_.size()) return {};
+    return imageHolders_[imageId];
+  }
+  // One more than the largest NodeInfo::id in use.
+  uint32_t nodeIdBound() const { return nodeIdBound_; }
   size_t podCount() const { return podByKey_.size(); }  // pods kept (bound, non-terminal)
   const PodRecord* pod(uint32_t slot) const;
   const PodRecord* findPod(std::string_view key) const;
@@ -123,13 +143,17 @@ class ClusterView {
  protected:
   std::vector<NodeInfo> nodes_;
   StringMap<uint32_t> nodeIndex_;
-  StringMap<int32_t> imageNodeCounts_;
   std::vector<PodRecord> podTable_;  // slots; a free slot has nodeNameId == kNone and an empty name
   std::vector<uint32_t> freePodSlots_;
   StringMap<uint32_t> podByKey_;
   // Pods bound to a node name that is not (or no longer) in the view.
   StringMap<std::vector<uint32_t>> orphanSlots_;
   StringTable strings_;
+  // Image names; a name's reference count is the number of nodes holding it.
+  StringTable images_;
+  std::vector<std::vector<std::pair<uint32_t, int64_t>>> imageHolders_;  // by image id
+  std::vector<uint32_t> freeNodeIds_;
+  uint32_t nodeIdBound_ = 0;
 };
 
 struct Reservation {
@@ -174,7 +198,8 @@ class MutableClusterView : public ClusterView {
   void attach(uint32_t slot, NodeInfo& node);
   void detach(uint32_t slot);
   void forgetPod(uint32_t slot);
-  void countImages(const Node& node, int32_t delta);
+  void indexImages(NodeInfo& info);
+  void unindexImages(NodeInfo& info);
 
   StringMap<Reservation> reservations_;
   uint32_t nodeGeneration_ = 0;

@@ -18,6 +18,16 @@ struct Scratch {
 };
 thread_local Scratch scratch;
 
+// Nodes are visited in order but each plugin reaches into different parts of
+// a NodeInfo and its heap arrays; fetching a few nodes ahead hides the misses.
+constexpr size_t kPrefetchDistance = 4;
+inline void prefetchNode(const NodeInfo& n) {
+  const char* p = reinterpret_cast<const char*>(&n);
+  for (size_t offset = 0; offset < sizeof(NodeInfo); offset += 64) __builtin_prefetch(p + offset);
+  if (!n.node.taints.empty()) __builtin_prefetch(n.node.taints.data());
+  if (!n.imageSizes.empty()) __builtin_prefetch(n.imageSizes.data() + n.imageSizes.size() / 2);
+}
+
 void countReasons(std::vector<std::pair<std::string, int32_t>>& counts, const std::vector<std::string>& reasons,
                   int32_t times) {
   for (const std::string& reason : reasons) {
@@ -120,6 +130,7 @@ Decision run(const Profile& profile, const Pod& pod, const ClusterView& view, si
 
   // Filter: every candidate; the first failing plugin decides the node's reasons.
   for (size_t i = 0; i < count; ++i) {
+    if (i + kPrefetchDistance < count) prefetchNode(nodeAt(i + kPrefetchDistance));
     const NodeInfo& node = nodeAt(i);
     const FilterPlugin* failed = nullptr;
     Status status;
@@ -182,8 +193,10 @@ Decision run(const Profile& profile, const Pod& pod, const ClusterView& view, si
       for (size_t j = 0; j < feasibleCount; ++j) scores[j] = NodeScore{static_cast<uint32_t>(j), 0};
       continue;
     }
-    for (size_t j = 0; j < feasibleCount; ++j)
+    for (size_t j = 0; j < feasibleCount; ++j) {
+      if (j + kPrefetchDistance < feasibleCount) prefetchNode(*s.feasibleNodes[j + kPrefetchDistance]);
       scores[j] = NodeScore{static_cast<uint32_t>(j), weighted.plugin->score(state, pod, *s.feasibleNodes[j])};
+    }
     weighted.plugin->normalizeScores(state, pod, scores);
     for (size_t j = 0; j < feasibleCount; ++j) {
       int64_t score = scores[j].score;

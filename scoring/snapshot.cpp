@@ -39,7 +39,10 @@ Outcome checkAmounts(const Resources& r, const std::string& where) {
   return {};
 }
 
-bool addChecked(int64_t& total, int64_t v) { return !__builtin_add_overflow(total, v, &total); }
+// Adds unless the total would pass kMaxSnapshotAmount (so later arithmetic cannot overflow).
+bool addChecked(int64_t& total, int64_t v) {
+  return !__builtin_add_overflow(total, v, &total) && total <= kMaxSnapshotAmount;
+}
 
 }  // namespace
 
@@ -95,7 +98,7 @@ Result<Snapshot> decodeSnapshot(const json& document) {
           }
           if (!ok)
             return fieldError(where + ".spec",
-                              "the requests of the pods on node \"" + pod->nodeName + "\" add up beyond 64 bits");
+                              "the requests of the pods on node \"" + pod->nodeName + "\" add up beyond 2^53");
         }
         snapshot.pods.push_back(std::move(*pod));
       }

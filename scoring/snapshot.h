@@ -11,7 +11,7 @@
 // the element at fault ("pods[17].spec.containers[0].resources.requests.cpu:
 // invalid quantity \"abc\""): wrong types, bad quantities, missing or duplicate
 // node names, negative amounts and absurd ones (beyond 2^53 in their unit, or
-// node totals that would overflow). It never throws.
+// node totals beyond that). It never throws.
 
 #include <optional>
 #include <string>

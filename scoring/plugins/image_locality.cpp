@@ -19,9 +19,13 @@ struct PodImages final : StateData {
   struct Image {
     std::string name;  // normalised
     double spread;     // nodes holding it / all nodes
+    uint32_t id;       // ClusterView::imageId: NodeInfo::imageSize looks it up without string compares
   };
   std::vector<Image> images;
   int64_t numContainers = 0;
+  // Sum over the pod's images held, by NodeInfo::id, built image-major from the
+  // view's holder lists (one sequential pass instead of a search per node).
+  std::vector<int64_t> sumByNodeId;
 };
 
 int64_t sizeOnNode(const Node& node, std::string_view image) {
@@ -44,11 +48,16 @@ class ImageLocality final : public PreScorePlugin, public ScorePlugin {
       std::string image = normalizedImageName(c.image);
       int32_t holders = view.imageNodeCount(image);
       if (holders <= 0 || totalNodes <= 0) return;
-      data->images.push_back({std::move(image), static_cast<double>(holders) / totalNodes});
+      uint32_t id = view.imageId(image);
+      data->images.push_back({std::move(image), static_cast<double>(holders) / totalNodes, id});
     };
     for (const Container& c : pod.initContainers) add(c);
     for (const Container& c : pod.containers) add(c);
     if (data->images.empty()) return Status::skip();
+    data->sumByNodeId.assign(view.nodeIdBound(), 0);
+    for (const PodImages::Image& image : data->images)
+      for (const auto& [nodeId, size] : view.imageHolders(image.id))
+        if (size > 0) data->sumByNodeId[nodeId] += static_cast<int64_t>(static_cast<double>(size) * image.spread);
     state.write(kStateKey, std::move(data));
     return Status::success();
   }
@@ -56,6 +65,10 @@ class ImageLocality final : public PreScorePlugin, public ScorePlugin {
   int64_t score(const CycleState& state, const Pod& pod, const NodeInfo& node) const override {
     const PodImages* images = state.read<PodImages>(kStateKey);
     if (images == nullptr) return 0;  // PreScore skipped: no node holds any of the images
+    // A node indexed by the view reads its precomputed sum; one built by hand
+    // (not in the view) is searched directly.
+    if (!node.imageSizes.empty() && node.id < images->sumByNodeId.size())
+      return imageLocalityPriority(images->sumByNodeId[node.id], images->numContainers);
     int64_t sum = 0;
     for (const PodImages::Image& image : images->images) {
       int64_t size = sizeOnNode(node.node, image.name);

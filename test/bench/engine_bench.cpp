@@ -1,0 +1,111 @@
+// One scheduling decision with the default profile over every node of a
+// generated cluster (30 pods per node), and the memory the cluster view takes.
+//
+//   build-*/test/bench/engine_bench --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
+//
+// Figures and the exact command are recorded in test/bench/RESULTS.md.
+#include <malloc.h>
+
+#include <map>
+#include <memory>
+
+#include <benchmark/benchmark.h>
+
+#include "scoring/cluster_state.h"
+#include "scoring/engine.h"
+#include "scoring/profile.h"
+#include "test/support/cluster_generator.h"
+
+namespace placer {
+namespace {
+
+constexpr int kPodsPerNode = 30;
+
+GeneratorParams paramsFor(int nodes) {
+  GeneratorParams params;
+  params.nodes = nodes;
+  params.podsPerNode = kPodsPerNode;
+  return params;
+}
+
+// Views are built once per size and kept for the whole run.
+const MutableClusterView& viewOf(int nodes) {
+  static std::map<int, std::unique_ptr<MutableClusterView>> views;
+  auto& view = views[nodes];
+  if (!view) {
+    view = std::make_unique<MutableClusterView>();
+    fillClusterView(*view, paramsFor(nodes));
+  }
+  return *view;
+}
+
+// range(0): nodes; range(1): which pending pod (0 plain Deployment pod,
+// 1 preferred zone affinity, 3 init container + sidecar, 5 best effort with a toleration).
+void BM_PlaceDefaultProfile(benchmark::State& state) {
+  const int nodes = static_cast<int>(state.range(0));
+  const MutableClusterView& view = viewOf(nodes);
+  Pod pod = generatePendingPodObject(paramsFor(nodes), static_cast<int>(state.range(1)));
+  Engine engine(Profile::defaults());
+  size_t feasible = 0;
+  for (auto _ : state) {
+    Decision decision = engine.place(pod, view);
+    feasible = decision.feasibleCount;
+    benchmark::DoNotOptimize(decision.selected);
+  }
+  state.counters["nodes"] = nodes;
+  state.counters["feasible"] = static_cast<double>(feasible);
+  state.counters["ns_per_node"] =
+      benchmark::Counter(static_cast<double>(nodes), benchmark::Counter::kIsIterationInvariantRate |
+                                                        benchmark::Counter::kInvert);
+}
+BENCHMARK(BM_PlaceDefaultProfile)
+    ->ArgsProduct({{500, 5000, 15000}, {0}})
+    ->ArgsProduct({{5000}, {1, 3, 5}})
+    ->Unit(benchmark::kMicrosecond);
+
+// The same decision with Detail::Full (what explain and the extender ask for).
+void BM_PlaceFullDetail(benchmark::State& state) {
+  const int nodes = static_cast<int>(state.range(0));
+  const MutableClusterView& view = viewOf(nodes);
+  Pod pod = generatePendingPodObject(paramsFor(nodes), 0);
+  Engine engine(Profile::defaults());
+  for (auto _ : state) {
+    Decision decision = engine.place(pod, view, Detail::Full);
+    benchmark::DoNotOptimize(decision.selected);
+  }
+}
+BENCHMARK(BM_PlaceFullDetail)->Arg(5000)->Unit(benchmark::kMicrosecond);
+
+// Heap bytes the view holds for 5,000 nodes and 150,000 pods (mallinfo2 before/after).
+void BM_ViewMemory(benchmark::State& state) {
+  const int nodes = static_cast<int>(state.range(0));
+  double megabytes = 0;
+  double bytesPerPod = 0;
+  for (auto _ : state) {
+    malloc_trim(0);
+    size_t before = mallinfo2().uordblks;
+    auto view = std::make_unique<MutableClusterView>();
+    fillClusterView(*view, paramsFor(nodes));
+    size_t afterAll = mallinfo2().uordblks;
+    megabytes = static_cast<double>(afterAll - before) / (1024.0 * 1024.0);
+
+    // Pods alone: the same nodes without pods.
+    auto nodesOnly = std::make_unique<MutableClusterView>();
+    size_t beforeNodes = mallinfo2().uordblks;
+    GeneratorParams noPods = paramsFor(nodes);
+    noPods.podsPerNode = 0;
+    for (int i = 0; i < nodes; ++i) nodesOnly->upsertNode(generateNodeObject(paramsFor(nodes), i));
+    size_t nodeBytes = mallinfo2().uordblks - beforeNodes;
+    bytesPerPod = static_cast<double>((afterAll - before) - nodeBytes) / (static_cast<double>(nodes) * kPodsPerNode);
+    benchmark::DoNotOptimize(view->podCount());
+  }
+  state.counters["MB"] = megabytes;
+  state.counters["bytes_per_pod"] = bytesPerPod;
+  state.counters["pods"] = static_cast<double>(nodes) * kPodsPerNode;
+}
+BENCHMARK(BM_ViewMemory)->Arg(5000)->Iterations(1)->Unit(benchmark::kMillisecond);
+
+}  // namespace
+}  // namespace placer
+
+BENCHMARK_MAIN();

@@ -1,0 +1,355 @@
+#include "scoring/cluster_state.h"
+
+#include <atomic>
+#include <functional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+namespace placer {
+namespace {
+
+constexpr int64_t kMi = 1024 * 1024;
+using Clock = std::chrono::steady_clock;
+
+Node makeNode(const std::string& name, std::vector<std::vector<std::string>> images = {}) {
+  Node node;
+  node.name = name;
+  node.allocatable.milliCpu = 4000;
+  node.allocatable.memory = 8192 * kMi;
+  node.allocatable.pods = 110;
+  for (auto& names : images) node.images.push_back(NodeImage{names, 100 * kMi});
+  return node;
+}
+
+struct PodSpec {
+  std::string name;
+  std::string node;
+  int64_t milliCpu = 100;  // < 0: no request
+  int64_t memory = 128 * kMi;
+  std::vector<int32_t> hostPorts;
+  std::string uid = "";  // defaults to "uid-<name>"; "-" for none
+  std::string phase = "Running";
+  bool terminating = false;
+  std::string reservation;
+  Labels labels;
+};
+
+Pod makePod(const PodSpec& s) {
+  Pod pod;
+  pod.namespace_ = "default";
+  pod.name = s.name;
+  pod.uid = s.uid == "-" ? "" : s.uid.empty() ? "uid-" + s.name : s.uid;
+  pod.nodeName = s.node;
+  pod.phase = s.phase;
+  pod.terminating = s.terminating;
+  pod.labels = s.labels;
+  if (!s.reservation.empty()) pod.annotations.push_back({std::string(kReservationAnnotation), s.reservation});
+  Container c;
+  c.name = "app";
+  c.image = "nginx:1.25";
+  if (s.milliCpu >= 0) {
+    c.requests.milliCpu = s.milliCpu;
+    c.hasCpuRequest = true;
+    c.requests.memory = s.memory;
+    c.hasMemoryRequest = true;
+  }
+  for (int32_t port : s.hostPorts) c.hostPorts.push_back(HostPort{"0.0.0.0", "TCP", port});
+  pod.containers.push_back(c);
+  computePodRequests(pod);
+  return pod;
+}
+
+Reservation makeReservation(const std::string& id, const std::string& node, int64_t milliCpu,
+                            Clock::time_point expires = Clock::time_point::max()) {
+  Reservation r;
+  r.id = id;
+  r.nodeName = node;
+  r.podKey = "default/pending";
+  r.requests.milliCpu = milliCpu;
+  r.requests.memory = 64 * kMi;
+  r.nonZeroRequests.milliCpu = milliCpu;
+  r.nonZeroRequests.memory = 64 * kMi;
+  r.expires = expires;
+  return r;
+}
+
+struct NodeExpectation {
+  std::string node;
+  int32_t pods;
+  int64_t milliCpu;
+  int64_t nonZeroMilliCpu;
+  size_t ports;
+};
+
+struct Case {
+  std::string name;
+  std::function<void(MutableClusterView&)> steps;
+  std::vector<NodeExpectation> nodes;
+  size_t podsKept;
+  size_t reservations = 0;
+};
+
+const Clock::time_point kT0 = Clock::time_point() + std::chrono::hours(1);
+
+std::vector<Case> cases() {
+  return {
+      {"pod counted on its node", [](MutableClusterView& v) {
+         v.upsertNode(makeNode("n1"));
+         v.upsertPod(makePod({.name = "a", .node = "n1", .milliCpu = 250}));
+       }, {{"n1", 1, 250, 250, 0}}, 1},
+      {"pod arriving before its node is attached when the node appears", [](MutableClusterView& v) {
+         v.upsertPod(makePod({.name = "a", .node = "n1", .milliCpu = 250}));
+         v.upsertNode(makeNode("n1"));
+       }, {{"n1", 1, 250, 250, 0}}, 1},
+      {"node deleted and re-created keeps its pods counted once", [](MutableClusterView& v) {
+         v.upsertNode(makeNode("n1"));
+         v.upsertPod(makePod({.name = "a", .node = "n1", .milliCpu = 250}));
+         v.removeNode("n1");
+         v.upsertNode(makeNode("n1"));
+       }, {{"n1", 1, 250, 250, 0}}, 1},
+      {"pod deleted while its node is gone is not counted when the node returns", [](MutableClusterView& v) {
+         v.upsertNode(makeNode("n1"));
+         v.upsertPod(makePod({.name = "a", .node = "n1"}));
+         v.removeNode("n1");
+         v.removePod("uid-a");
+         v.upsertNode(makeNode("n1"));
+       }, {{"n1", 0, 0, 0, 0}}, 0},
+      {"the same pod upserted twice is counted once", [](MutableClusterView& v) {
+         v.upsertNode(makeNode("n1"));
+         v.upsertPod(makePod({.name = "a", .node = "n1", .milliCpu = 300}));
+         v.upsertPod(makePod({.name = "a", .node = "n1", .milliCpu = 300}));
+       }, {{"n1", 1, 300, 300, 0}}, 1},
+      {"a pod moved to another node leaves the first", [](MutableClusterView& v) {
+         v.upsertNode(makeNode("n1"));
+         v.upsertNode(makeNode("n2"));
+         v.upsertPod(makePod({.name = "a", .node = "n1", .milliCpu = 300, .hostPorts = {8080}}));
+         v.upsertPod(makePod({.name = "a", .node = "n2", .milliCpu = 300, .hostPorts = {8080}}));
+       }, {{"n1", 0, 0, 0, 0}, {"n2", 1, 300, 300, 1}}, 1},
+      {"changed requests replace the old ones", [](MutableClusterView& v) {
+         v.upsertNode(makeNode("n1"));
+         v.upsertPod(makePod({.name = "a", .node = "n1", .milliCpu = 100}));
+         v.upsertPod(makePod({.name = "a", .node = "n1", .milliCpu = 700}));
+       }, {{"n1", 1, 700, 700, 0}}, 1},
+      {"a Succeeded pod stops counting", [](MutableClusterView& v) {
+         v.upsertNode(makeNode("n1"));
+         v.upsertPod(makePod({.name = "a", .node = "n1"}));
+         v.upsertPod(makePod({.name = "a", .node = "n1", .phase = "Succeeded"}));
+       }, {{"n1", 0, 0, 0, 0}}, 0},
+      {"a Failed pod stops counting", [](MutableClusterView& v) {
+         v.upsertNode(makeNode("n1"));
+         v.upsertPod(makePod({.name = "a", .node = "n1", .hostPorts = {80}}));
+         v.upsertPod(makePod({.name = "a", .node = "n1", .hostPorts = {80}, .phase = "Failed"}));
+       }, {{"n1", 0, 0, 0, 0}}, 0},
+      {"a terminating pod still counts until it is deleted", [](MutableClusterView& v) {
+         v.upsertNode(makeNode("n1"));
+         v.upsertPod(makePod({.name = "a", .node = "n1", .milliCpu = 400}));
+         v.upsertPod(makePod({.name = "a", .node = "n1", .milliCpu = 400, .terminating = true}));
+       }, {{"n1", 1, 400, 400, 0}}, 1},
+      {"an unbound pod is not counted", [](MutableClusterView& v) {
+         v.upsertNode(makeNode("n1"));
+         v.upsertPod(makePod({.name = "a", .node = ""}));
+       }, {{"n1", 0, 0, 0, 0}}, 0},
+      {"a pod without requests counts the scorers' non-zero defaults", [](MutableClusterView& v) {
+         v.upsertNode(makeNode("n1"));
+         v.upsertPod(makePod({.name = "a", .node = "n1", .milliCpu = -1}));
+       }, {{"n1", 1, 0, kDefaultMilliCpuRequest, 0}}, 1},
+      {"pods without uid are keyed by namespace/name", [](MutableClusterView& v) {
+         v.upsertNode(makeNode("n1"));
+         v.upsertPod(makePod({.name = "a", .node = "n1", .uid = "-"}));
+         v.upsertPod(makePod({.name = "b", .node = "n1", .uid = "-"}));
+         v.removePod("default/a");
+       }, {{"n1", 1, 100, 100, 0}}, 1},
+      {"host ports are a multiset", [](MutableClusterView& v) {
+         v.upsertNode(makeNode("n1"));
+         v.upsertPod(makePod({.name = "a", .node = "n1", .hostPorts = {9100}}));
+         v.upsertPod(makePod({.name = "b", .node = "n1", .hostPorts = {9100}}));
+         v.removePod("uid-a");
+       }, {{"n1", 1, 100, 100, 1}}, 1},
+      {"a reservation counts like a pod", [](MutableClusterView& v) {
+         v.upsertNode(makeNode("n1"));
+         ASSERT_TRUE(v.reserve(makeReservation("r1", "n1", 500)));
+       }, {{"n1", 1, 500, 500, 0}}, 0, 1},
+      {"the pod carrying the reservation annotation releases it in the same step", [](MutableClusterView& v) {
+         v.upsertNode(makeNode("n1"));
+         ASSERT_TRUE(v.reserve(makeReservation("r1", "n1", 500)));
+         v.upsertPod(makePod({.name = "a", .node = "n1", .milliCpu = 500, .reservation = "r1"}));
+       }, {{"n1", 1, 500, 500, 0}}, 1, 0},
+      {"an unknown reservation annotation changes nothing", [](MutableClusterView& v) {
+         v.upsertNode(makeNode("n1"));
+         ASSERT_TRUE(v.reserve(makeReservation("r1", "n1", 500)));
+         v.upsertPod(makePod({.name = "a", .node = "n1", .milliCpu = 200, .reservation = "other"}));
+       }, {{"n1", 2, 700, 700, 0}}, 1, 1},
+      {"reserving on an unknown node or a taken id is refused", [](MutableClusterView& v) {
+         v.upsertNode(makeNode("n1"));
+         EXPECT_FALSE(v.reserve(makeReservation("r1", "nope", 500)));
+         EXPECT_TRUE(v.reserve(makeReservation("r1", "n1", 500)));
+         EXPECT_FALSE(v.reserve(makeReservation("r1", "n1", 500)));
+       }, {{"n1", 1, 500, 500, 0}}, 0, 1},
+      {"released and expired reservations stop counting", [](MutableClusterView& v) {
+         v.upsertNode(makeNode("n1"));
+         ASSERT_TRUE(v.reserve(makeReservation("r1", "n1", 500, kT0)));
+         ASSERT_TRUE(v.reserve(makeReservation("r2", "n1", 300, kT0 + std::chrono::seconds(30))));
+         ASSERT_TRUE(v.reserve(makeReservation("r3", "n1", 200, kT0 + std::chrono::seconds(60))));
+         EXPECT_TRUE(v.release("r1"));
+         EXPECT_FALSE(v.release("r1"));
+         EXPECT_EQ(v.expireReservations(kT0 + std::chrono::seconds(30)), 1u);
+       }, {{"n1", 1, 200, 200, 0}}, 0, 1},
+      {"a relist removes the pods it did not see", [](MutableClusterView& v) {
+         v.upsertNode(makeNode("n1"));
+         v.upsertPod(makePod({.name = "a", .node = "n1", .milliCpu = 100}));
+         v.upsertPod(makePod({.name = "b", .node = "n1", .milliCpu = 200}));
+         v.beginResync(ResyncKind::Pods);
+         v.upsertPod(makePod({.name = "b", .node = "n1", .milliCpu = 200}));
+         EXPECT_EQ(v.finishResync(ResyncKind::Pods), 1u);
+       }, {{"n1", 1, 200, 200, 0}}, 1},
+      {"a relist removes the nodes it did not see and keeps their pods for later", [](MutableClusterView& v) {
+         v.upsertNode(makeNode("n1"));
+         v.upsertNode(makeNode("n2"));
+         v.upsertPod(makePod({.name = "a", .node = "n2", .milliCpu = 100}));
+         v.beginResync(ResyncKind::Nodes);
+         v.upsertNode(makeNode("n1"));
+         EXPECT_EQ(v.finishResync(ResyncKind::Nodes), 1u);
+         EXPECT_EQ(v.findNode("n2"), nullptr);
+         v.upsertNode(makeNode("n2"));
+       }, {{"n1", 0, 0, 0, 0}, {"n2", 1, 100, 100, 0}}, 1},
+      {"removing a node drops the reservations on it", [](MutableClusterView& v) {
+         v.upsertNode(makeNode("n1"));
+         ASSERT_TRUE(v.reserve(makeReservation("r1", "n1", 500)));
+         v.removeNode("n1");
+         v.upsertNode(makeNode("n1"));
+       }, {{"n1", 0, 0, 0, 0}}, 0, 0},
+  };
+}
+
+class ClusterStateCases : public ::testing::TestWithParam<Case> {};
+
+TEST_P(ClusterStateCases, AccountingMatches) {
+  const Case& c = GetParam();
+  MutableClusterView view;
+  c.steps(view);
+  for (const NodeExpectation& e : c.nodes) {
+    const NodeInfo* node = view.findNode(e.node);
+    ASSERT_NE(node, nullptr) << e.node;
+    EXPECT_EQ(node->podCount, e.pods) << e.node;
+    EXPECT_EQ(node->requested.milliCpu, e.milliCpu) << e.node;
+    EXPECT_EQ(node->nonZeroRequested.milliCpu, e.nonZeroMilliCpu) << e.node;
+    EXPECT_EQ(node->usedPorts.size(), e.ports) << e.node;
+  }
+  EXPECT_EQ(view.podCount(), c.podsKept);
+  EXPECT_EQ(view.reservationCount(), c.reservations);
+}
+
+INSTANTIATE_TEST_SUITE_P(, ClusterStateCases, ::testing::ValuesIn(cases()), [](const auto& info) {
+  std::string name;
+  for (char ch : info.param.name) name += std::isalnum(static_cast<unsigned char>(ch)) ? ch : '_';
+  return name;
+});
+
+TEST(ClusterView, ImageNodeCountsFollowNodeUpdates) {
+  MutableClusterView view;
+  view.upsertNode(makeNode("n1", {{"repo/app@sha256:abc", "repo/app:v1"}, {"repo/sidecar:v2"}}));
+  view.upsertNode(makeNode("n2", {{"repo/app:v1"}}));
+  EXPECT_EQ(view.imageNodeCount("repo/app:v1"), 2);
+  EXPECT_EQ(view.imageNodeCount("repo/app@sha256:abc"), 1);
+  EXPECT_EQ(view.imageNodeCount("repo/sidecar:v2"), 1);
+  EXPECT_EQ(view.imageNodeCount("repo/absent:v1"), 0);
+
+  view.upsertNode(makeNode("n1", {{"repo/sidecar:v2"}}));  // the kubelet garbage-collected app:v1
+  EXPECT_EQ(view.imageNodeCount("repo/app:v1"), 1);
+  EXPECT_EQ(view.imageNodeCount("repo/app@sha256:abc"), 0);
+  view.removeNode("n2");
+  EXPECT_EQ(view.imageNodeCount("repo/app:v1"), 0);
+  view.upsertNode(makeNode("n3", {{"repo/x:1"}, {"repo/x:1"}}));  // listed twice, one node
+  EXPECT_EQ(view.imageNodeCount("repo/x:1"), 1);
+}
+
+TEST(ClusterView, PodsOfANodeAreReachableWithTheirLabels) {
+  MutableClusterView view;
+  view.upsertNode(makeNode("n1"));
+  view.upsertNode(makeNode("n2"));
+  view.upsertPod(makePod({.name = "a", .node = "n1", .labels = {{"app", "web"}, {"tier", "front"}}}));
+  view.upsertPod(makePod({.name = "b", .node = "n1", .labels = {{"app", "db"}}}));
+  view.upsertPod(makePod({.name = "c", .node = "n2", .labels = {{"app", "web"}}}));
+
+  const NodeInfo* n1 = view.findNode("n1");
+  ASSERT_EQ(n1->podSlots.size(), 2u);
+  std::vector<std::string> apps;
+  for (uint32_t slot : n1->podSlots) {
+    const PodRecord* pod = view.pod(slot);
+    ASSERT_NE(pod, nullptr);
+    EXPECT_EQ(view.text(pod->namespaceId), "default");
+    apps.emplace_back(view.podLabel(*pod, "app").value_or(""));
+  }
+  std::sort(apps.begin(), apps.end());
+  EXPECT_EQ(apps, (std::vector<std::string>{"db", "web"}));
+  const PodRecord* a = view.findPod("uid-a");
+  ASSERT_NE(a, nullptr);
+  EXPECT_EQ(view.podLabel(*a, "tier"), "front");
+  EXPECT_EQ(view.podLabel(*a, "missing"), std::nullopt);
+
+  // Relabelled and moved: the old labels and slot go away.
+  view.upsertPod(makePod({.name = "a", .node = "n2", .labels = {{"app", "api"}}}));
+  EXPECT_EQ(view.findNode("n1")->podSlots.size(), 1u);
+  EXPECT_EQ(view.findNode("n2")->podSlots.size(), 2u);
+  EXPECT_EQ(view.podLabel(*view.findPod("uid-a"), "app"), "api");
+  EXPECT_EQ(view.podLabel(*view.findPod("uid-a"), "tier"), std::nullopt);
+}
+
+TEST(ClusterView, RemovingANodeKeepsTheOthersFindable) {
+  MutableClusterView view;
+  for (int i = 0; i < 5; ++i) view.upsertNode(makeNode("n" + std::to_string(i)));
+  view.upsertPod(makePod({.name = "a", .node = "n4", .milliCpu = 123}));
+  view.removeNode("n1");  // n4 moves into n1's place
+  ASSERT_EQ(view.nodes().size(), 4u);
+  for (int i : {0, 2, 3, 4}) ASSERT_NE(view.findNode("n" + std::to_string(i)), nullptr) << i;
+  EXPECT_EQ(view.findNode("n4")->requested.milliCpu, 123);
+  view.removePod("uid-a");
+  EXPECT_EQ(view.findNode("n4")->requested.milliCpu, 0);
+  EXPECT_TRUE(view.findNode("n4")->podSlots.empty());
+}
+
+// Decisions read while the watch keeps moving pods: every read sees the
+// total requested cpu unchanged, never a pod half moved.
+TEST(ClusterState, ReadersNeverSeeATornUpdate) {
+  ClusterState state;
+  state.upsertNode(makeNode("n1"));
+  state.upsertNode(makeNode("n2"));
+  for (int i = 0; i < 20; ++i) state.upsertPod(makePod({.name = "p" + std::to_string(i), .node = "n1", .milliCpu = 50}));
+
+  std::atomic<bool> done{false};
+  std::atomic<int> torn{0};
+  std::atomic<int> reads{0};
+  std::thread writer([&] {
+    for (int round = 0; round < 300; ++round)
+      for (int i = 0; i < 20; ++i)
+        state.upsertPod(makePod({.name = "p" + std::to_string(i), .node = round % 2 ? "n1" : "n2", .milliCpu = 50}));
+    done = true;
+  });
+  std::vector<std::thread> readers;
+  for (int r = 0; r < 2; ++r) {
+    readers.emplace_back([&] {
+      while (!done.load() || reads.load() < 100) {
+        state.read([&](const ClusterView& view) {
+          int64_t total = 0;
+          int32_t pods = 0;
+          for (const NodeInfo& n : view.nodes()) {
+            total += n.requested.milliCpu;
+            pods += n.podCount;
+          }
+          if (total != 1000 || pods != 20) ++torn;
+        });
+        ++reads;
+      }
+    });
+  }
+  writer.join();
+  for (auto& t : readers) t.join();
+  EXPECT_EQ(torn.load(), 0);
+  EXPECT_GE(reads.load(), 100);
+}
+
+}  // namespace
+}  // namespace placer

@@ -1,0 +1,269 @@
+#include "scoring/engine.h"
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "test/support/fake_plugins.h"
+
+namespace placer {
+namespace {
+
+using nlohmann::json;
+
+struct Case {
+  std::string name;
+  std::vector<std::string> nodes;  // in view order
+  json profile;                    // one KubeSchedulerConfiguration profile over the fake registry
+  // Expectations.
+  std::string selected;  // "" = none
+  std::vector<std::string> feasible;
+  std::map<std::string, std::vector<std::string>> unfeasible;
+  std::map<std::string, std::vector<int64_t>> scores;  // per score plugin, then total
+  std::string message;                                 // only checked when nothing is selected
+};
+
+// Plugins listed explicitly per extension point; the defaults are upstream's
+// names, absent from the fake registry, so they contribute nothing.
+json profileWith(json plugins, json pluginConfig) {
+  return json{{"plugins", std::move(plugins)}, {"pluginConfig", std::move(pluginConfig)}};
+}
+
+json cfg(const std::string& name, json args) { return json{{"name", name}, {"args", std::move(args)}}; }
+
+std::vector<Case> cases() {
+  std::vector<Case> out;
+  out.push_back({"highest total wins",
+                 {"n1", "n2", "n3"},
+                 profileWith({{"score", {{"enabled", {{{"name", "ScoreA"}}}}}}},
+                             {cfg("ScoreA", {{"scores", {{"n1", 10}, {"n2", 50}, {"n3", 30}}}})}),
+                 "n2",
+                 {"n1", "n2", "n3"},
+                 {},
+                 {{"n1", {10, 10}}, {"n2", {50, 50}}, {"n3", {30, 30}}}});
+  out.push_back({"weights multiply the normalised scores",
+                 {"n1", "n2"},
+                 profileWith({{"score", {{"enabled", {{{"name", "ScoreA"}}, {{"name", "ScoreB"}, {"weight", 3}}}}}}},
+                             {cfg("ScoreA", {{"scores", {{"n1", 100}, {"n2", 0}}}}),
+                              cfg("ScoreB", {{"scores", {{"n1", 0}, {"n2", 50}}}})}),
+                 "n2",
+                 {"n1", "n2"},
+                 {},
+                 {{"n1", {100, 0, 100}}, {"n2", {0, 50, 150}}}});
+  out.push_back({"a tie goes to the byte-wise smallest name",
+                 {"node-b", "node-a", "Node-c", "node-a1"},
+                 profileWith({{"score", {{"enabled", {{{"name", "ScoreA"}}}}}}}, json::array()),
+                 "Node-c",
+                 {"node-b", "node-a", "Node-c", "node-a1"},
+                 {},
+                 {{"node-a", {0, 0}}, {"Node-c", {0, 0}}}});
+  out.push_back({"the first failing filter decides a node's reasons",
+                 {"n1", "n2", "n3"},
+                 profileWith({{"filter", {{"enabled", {{{"name", "FilterA"}}, {{"name", "FilterB"}}}}}}},
+                             {cfg("FilterA", {{"reject", {{"n1", "A says no"}}}}),
+                              cfg("FilterB", {{"reject", {{"n1", "B says no"}, {"n2", "B says no"}}}})}),
+                 "n3",
+                 {"n3"},
+                 {{"n1", {"A says no"}}, {"n2", {"B says no"}}}});
+  out.push_back({"no feasible node: reasons counted and sorted as kube-scheduler prints them",
+                 {"n01", "n02", "n03", "n04", "n05", "n06", "n07", "n08", "n09", "n10", "n11", "n12"},
+                 profileWith({{"filter", {{"enabled", {{{"name", "FilterA"}}}}}}},
+                             {cfg("FilterA", {{"reject",
+                                               {{"n01", "Insufficient cpu"}, {"n02", "Insufficient cpu"},
+                                                {"n03", "Insufficient cpu"}, {"n04", "Insufficient cpu"},
+                                                {"n05", "Insufficient cpu"}, {"n06", "Insufficient cpu"},
+                                                {"n07", "Insufficient cpu"}, {"n08", "Insufficient cpu"},
+                                                {"n09", "Insufficient cpu"}, {"n10", "Insufficient cpu"}}},
+                                              {"unresolvable",
+                                               {{"n11", "node(s) had untolerated taint {dedicated: gpu}"},
+                                                {"n12", "node(s) had untolerated taint {dedicated: gpu}"}}}})}),
+                 "",
+                 {},
+                 {},
+                 {},
+                 "0/12 nodes are available: 10 Insufficient cpu, 2 node(s) had untolerated taint {dedicated: gpu}."});
+  out.push_back({"a node with several reasons counts each",
+                 {"n1", "n2"},
+                 profileWith({{"filter", {{"enabled", {{{"name", "FilterA"}}}}}}},
+                             {cfg("FilterA", {{"reject", {{"n1", "Insufficient cpu"}, {"n2", "Too many pods"}}}})}),
+                 "",
+                 {},
+                 {{"n1", {"Insufficient cpu"}}, {"n2", {"Too many pods"}}},
+                 {},
+                 "0/2 nodes are available: 1 Insufficient cpu, 1 Too many pods."});
+  out.push_back({"a PreFilter rejection makes every node unfeasible with its reason",
+                 {"n1", "n2"},
+                 profileWith({{"preFilter", {{"enabled", {{{"name", "PreFilterFilter"}}}}}},
+                              {"filter", {{"enabled", {{{"name", "PreFilterFilter"}}}}}}},
+                             {cfg("PreFilterFilter", {{"preFilter", "unresolvable"},
+                                                      {"preFilterReason", "node(s) didn't match Pod's node affinity/selector"}})}),
+                 "",
+                 {},
+                 {{"n1", {"node(s) didn't match Pod's node affinity/selector"}},
+                  {"n2", {"node(s) didn't match Pod's node affinity/selector"}}},
+                 {},
+                 "0/2 nodes are available: node(s) didn't match Pod's node affinity/selector."});
+  out.push_back({"a PreFilter Skip switches off the same plugin's Filter",
+                 {"n1", "n2"},
+                 profileWith({{"multiPoint", {{"enabled", {{{"name", "AllA"}}}}}}},
+                             {cfg("AllA", {{"preFilter", "skip"}, {"reject", {{"n1", "never checked"}}}})}),
+                 "n1",
+                 {"n1", "n2"},
+                 {},
+                 {{"n1", {0, 0}}, {"n2", {0, 0}}}});
+  out.push_back({"a PreScore Skip makes the plugin score 0 everywhere",
+                 {"n1", "n2"},
+                 profileWith({{"multiPoint", {{"enabled", {{{"name", "AllA"}}, {{"name", "ScoreB"}}}}}}},
+                             {cfg("AllA", {{"preScore", "skip"}, {"scores", {{"n1", 90}, {"n2", 10}}}}),
+                              cfg("ScoreB", {{"scores", {{"n1", 10}, {"n2", 20}}}})}),
+                 "n2",
+                 {"n1", "n2"},
+                 {},
+                 {{"n1", {0, 10, 10}}, {"n2", {0, 20, 20}}}});
+  out.push_back({"NormalizeScore scales to 100 before the weight",
+                 {"n1", "n2", "n3"},
+                 profileWith({{"score", {{"enabled", {{{"name", "ScoreA"}, {"weight", 2}}}}}}},
+                             {cfg("ScoreA", {{"scores", {{"n1", 1}, {"n2", 4}, {"n3", 2}}}, {"normalize", "default"}})}),
+                 "n2",
+                 {"n1", "n2", "n3"},
+                 {},
+                 {{"n1", {25, 50}}, {"n2", {100, 200}}, {"n3", {50, 100}}}});
+  out.push_back({"a reversed NormalizeScore favours the lowest raw score",
+                 {"n1", "n2"},
+                 profileWith({{"score", {{"enabled", {{{"name", "ScoreA"}}}}}}},
+                             {cfg("ScoreA", {{"scores", {{"n1", 0}, {"n2", 2}}}, {"normalize", "reverse"}})}),
+                 "n1",
+                 {"n1", "n2"},
+                 {},
+                 {{"n1", {100, 100}}, {"n2", {0, 0}}}});
+  out.push_back({"only one feasible node is still scored",
+                 {"n1", "n2"},
+                 profileWith({{"multiPoint", {{"enabled", {{{"name", "FilterA"}}, {{"name", "ScoreA"}}}}}}},
+                             {cfg("FilterA", {{"reject", {{"n1", "no"}}}}), cfg("ScoreA", {{"scores", {{"n2", 42}}}})}),
+                 "n2",
+                 {"n2"},
+                 {{"n1", {"no"}}},
+                 {{"n2", {42, 42}}}});
+  out.push_back({"a score outside 0..100 after normalising fails the cycle",
+                 {"n1"},
+                 profileWith({{"score", {{"enabled", {{{"name", "ScoreA"}}}}}}}, {cfg("ScoreA", {{"normalize", "invalid"}})}),
+                 "",
+                 {"n1"},
+                 {},
+                 {},
+                 "plugin \"ScoreA\" returns an invalid score 101, it should in the range of [0, 100] after normalizing"});
+  out.push_back({"a Filter error fails the cycle",
+                 {"n1", "n2"},
+                 profileWith({{"filter", {{"enabled", {{{"name", "FilterA"}}}}}}}, {cfg("FilterA", {{"error", {{"n1", "boom"}}}})}),
+                 "",
+                 {"n2"},
+                 {{"n1", {"running \"FilterA\" filter plugin: boom"}}},
+                 {},
+                 "running \"FilterA\" filter plugin: boom"});
+  out.push_back({"no nodes at all",
+                 {},
+                 profileWith({{"score", {{"enabled", {{{"name", "ScoreA"}}}}}}}, json::array()),
+                 "",
+                 {},
+                 {},
+                 {},
+                 "no nodes available to schedule pods"});
+  return out;
+}
+
+class EngineCases : public ::testing::TestWithParam<Case> {};
+
+TEST_P(EngineCases, DecisionMatches) {
+  const Case& c = GetParam();
+  auto profile = Profile::fromJson(c.profile, test::fakeRegistry());
+  ASSERT_TRUE(profile.ok()) << profile.error().message;
+  MutableClusterView view;
+  for (const std::string& name : c.nodes) {
+    Node node;
+    node.name = name;
+    view.upsertNode(node);
+  }
+  Pod pod;
+  pod.namespace_ = "default";
+  pod.name = "web";
+  Engine engine(*profile);
+
+  Decision d = engine.place(pod, view, Detail::Full);
+  EXPECT_EQ(d.selected ? d.selected->name() : "", c.selected);
+  EXPECT_EQ(d.nodeCount, c.nodes.size());
+  std::vector<std::string> feasible;
+  std::map<std::string, std::vector<std::string>> unfeasible;
+  for (const NodeOutcome& o : d.nodes) {
+    if (o.code == Code::Success)
+      feasible.push_back(o.node->name());
+    else
+      unfeasible[o.node->name()] = o.reasons;
+    if (auto it = c.scores.find(o.node->name()); it != c.scores.end() && d.selected) {
+      std::vector<int64_t> got = o.pluginScores;
+      got.push_back(o.total);
+      EXPECT_EQ(got, it->second) << o.node->name();
+    }
+  }
+  EXPECT_EQ(feasible, c.feasible);
+  if (!c.unfeasible.empty() || !c.feasible.empty()) EXPECT_EQ(unfeasible, c.unfeasible);
+  EXPECT_EQ(d.feasibleCount, c.feasible.size());
+  if (!c.message.empty()) EXPECT_EQ(d.unschedulableMessage(), c.message);
+
+  // The summary decides the same without per-node detail.
+  Decision summary = engine.place(pod, view, Detail::Summary);
+  EXPECT_EQ(summary.selected, d.selected);
+  EXPECT_EQ(summary.selectedTotal, d.selectedTotal);
+  EXPECT_EQ(summary.feasibleCount, d.feasibleCount);
+  EXPECT_EQ(summary.reasonCounts, d.reasonCounts);
+  EXPECT_TRUE(summary.nodes.empty());
+}
+
+INSTANTIATE_TEST_SUITE_P(, EngineCases, ::testing::ValuesIn(cases()), [](const auto& info) {
+  std::string name;
+  for (char ch : info.param.name) name += std::isalnum(static_cast<unsigned char>(ch)) ? ch : '_';
+  return name;
+});
+
+TEST(Engine, EvaluateScoresOnlyTheCandidates) {
+  auto profile = Profile::fromJson(
+      profileWith({{"score", {{"enabled", {{{"name", "ScoreA"}}}}}}},
+                  {cfg("ScoreA", {{"scores", {{"n1", 90}, {"n2", 50}, {"n3", 70}}}})}),
+      test::fakeRegistry());
+  ASSERT_TRUE(profile.ok()) << profile.error().message;
+  MutableClusterView view;
+  for (std::string name : {"n1", "n2", "n3"}) {
+    Node node;
+    node.name = name;
+    view.upsertNode(node);
+  }
+  std::vector<const NodeInfo*> candidates{view.findNode("n2"), view.findNode("n3")};
+  Decision d = Engine(*profile).evaluate(Pod{}, view, candidates, Detail::Full);
+  ASSERT_NE(d.selected, nullptr);
+  EXPECT_EQ(d.selected->name(), "n3");
+  EXPECT_EQ(d.nodeCount, 2u);
+  ASSERT_EQ(d.nodes.size(), 2u);
+  EXPECT_EQ(d.nodes[0].node->name(), "n2");
+}
+
+TEST(Engine, ReasonCountsAreSortedByReason) {
+  auto profile = Profile::fromJson(
+      profileWith({{"filter", {{"enabled", {{{"name", "FilterA"}}}}}}},
+                  {cfg("FilterA", {{"reject", {{"n1", "b"}, {"n2", "a"}, {"n3", "b"}}}})}),
+      test::fakeRegistry());
+  ASSERT_TRUE(profile.ok());
+  MutableClusterView view;
+  for (std::string name : {"n1", "n2", "n3"}) {
+    Node node;
+    node.name = name;
+    view.upsertNode(node);
+  }
+  Decision d = Engine(*profile).place(Pod{}, view);
+  using Counts = std::vector<std::pair<std::string, int32_t>>;
+  EXPECT_EQ(d.reasonCounts, (Counts{{"a", 1}, {"b", 2}}));
+}
+
+}  // namespace
+}  // namespace placer
