@@ -238,18 +238,6 @@ std::vector<std::string> splitPath(const std::string& path) {
   return parts;
 }
 
-std::string eventTypeName(EventType t) {
-  switch (t) {
-    case EventType::Added:
-      return "ADDED";
-    case EventType::Modified:
-      return "MODIFIED";
-    case EventType::Deleted:
-      return "DELETED";
-  }
-  return "";
-}
-
 std::string bookmarkFrame(Kind kind, uint64_t rv) {
   std::string s = R"({"type":"BOOKMARK","object":{"kind":")";
   s += kindName(kind);
