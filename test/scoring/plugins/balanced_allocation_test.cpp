@@ -3,6 +3,7 @@
 
 #include "scoring/plugins/balanced_allocation.h"
 
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -120,6 +121,21 @@ TEST(NodeResourcesBalancedAllocation, Scores) {
     }
     EXPECT_THAT(got, ::testing::ElementsAreArray(tc.want));
   }
+}
+
+// Hostile quantities must neither crash nor trip the sanitizers.
+TEST(NodeResourcesBalancedAllocation, ExtremeQuantitiesAreSafe) {
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+  Pod hugePod = ResourcePod().container({kMax, kMax, 0, {{"nvidia.com/gpu", kMax}}});
+  std::vector<NodeInfo> nodes = {
+      node("max", kMax, kMax, {hugePod}, {{"nvidia.com/gpu", kMax}}),
+      node("min", kMin, kMin, {hugePod}, {{"nvidia.com/gpu", kMin}}),
+      node("neg", -1, -1, {}, {{"nvidia.com/gpu", -1}}),
+  };
+  auto plugin = balancedPlugin(kWithGpu);
+  test::ScoreOutcome out = test::runScore(*plugin, hugePod, test::pointers(nodes));
+  EXPECT_EQ(out.scores.size(), nodes.size());
 }
 
 TEST(NodeResourcesBalancedAllocation, NameAndExtensionPoints) {

@@ -5,6 +5,7 @@
 
 #include "scoring/plugins/node_resources_fit.h"
 
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -545,6 +546,30 @@ TEST(NodeResourcesFitScore, EphemeralStorageAndUnscoredResources) {
        strategy("MostAllocated", json::array({{{"name", "pods"}, {"weight", 5}}, {{"name", "cpu"}, {"weight", 1}}}))},
   };
   runScoreCases(cases);
+}
+
+// Hostile quantities near the int64 limits must neither crash nor trip the
+// sanitizers; upstream's Go arithmetic wraps, and so does ours.
+TEST(NodeResourcesFitScore, ExtremeQuantitiesAreSafe) {
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+  Pod hugePod = ResourcePod().container({kMax, kMax, kMax, {{"example.com/gpu", kMax}}});
+  std::vector<NodeInfo> nodes = {
+      nodeWith("max", resources(kMax, kMax, {{"example.com/gpu", kMax}}, kMax, kMax), {hugePod}),
+      nodeWith("min", resources(kMin, kMin, {{"example.com/gpu", kMin}}, kMin, kMin), {hugePod}),
+      nodeWith("neg", resources(-1, -1, {{"example.com/gpu", -1}}, 0, -1)),
+  };
+  const json resourcesAll = json::array({{{"name", "cpu"}, {"weight", 100}},
+                                         {{"name", "memory"}, {"weight", 100}},
+                                         {{"name", "ephemeral-storage"}, {"weight", 100}},
+                                         {{"name", "example.com/gpu"}, {"weight", 100}}});
+  for (const json& args : {strategy("LeastAllocated", resourcesAll), strategy("MostAllocated", resourcesAll),
+                           strategy("RequestedToCapacityRatio", resourcesAll, kLeastShape)}) {
+    auto plugin = fitPlugin(args);
+    test::ScoreOutcome out = test::runScore(*plugin, hugePod, test::pointers(nodes));
+    EXPECT_EQ(out.scores.size(), nodes.size());
+    for (const NodeInfo& n : nodes) (void)test::runFilter(*plugin, hugePod, n);
+  }
 }
 
 // TestBrokenLinearFunction.
