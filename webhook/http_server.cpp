@@ -186,7 +186,7 @@ class RouterHandler : public Poco::Net::HTTPRequestHandler {
     };
 
     if (!options.bearerToken.empty()) {
-      const std::string& auth = request.get("Authorization", "");
+      const std::string auth = request.get("Authorization", std::string());  // a copy: get() may return its default by reference
       constexpr std::string_view kBearer = "Bearer ";
       bool ok = auth.size() > kBearer.size() && std::string_view(auth).substr(0, kBearer.size()) == kBearer &&
                 constantTimeEquals(std::string_view(auth).substr(kBearer.size()), options.bearerToken);
