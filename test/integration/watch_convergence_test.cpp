@@ -54,9 +54,7 @@ class WatchTest : public ::testing::Test {
     server_ = std::move(*server);
     params_.nodes = 12;
     params_.podsPerNode = 8;
-    for (int n = 0; n < params_.nodes; ++n) ASSERT_TRUE(server_->load(Kind::Node, generateNode(params_, n)));
-    for (int64_t p = 0; p < generatedPodCount(params_); ++p)
-      ASSERT_TRUE(server_->load(Kind::Pod, generatePod(params_, p)));
+    ASSERT_TRUE(watchtest::loadGeneratedCluster(*server_, params_));
     tokenFile_ = dir_.write("token", "token-1\n");
     kubeconfig_ = dir_.write("kubeconfig", watchtest::kubeconfigWithTokenFile(*server_, tokenFile_));
   }

@@ -18,6 +18,7 @@
 #include "scoring/cluster_state.h"
 #include "scoring/model.h"
 #include "test/fakeapi/fake_apiserver.h"
+#include "test/support/cluster_generator.h"
 
 namespace placer::watchtest {
 
@@ -122,6 +123,20 @@ inline std::string waitConverged(const ClusterState& state, const fakeapi::FakeA
   std::string diff;
   waitFor([&] { return (diff = compareWithServer(state, server)).empty(); }, timeout);
   return diff;
+}
+
+// Loads a generated cluster. The generator may repeat a pod name (names are
+// drawn, not numbered); a repeat is renamed, as the standalone fake does.
+inline bool loadGeneratedCluster(fakeapi::FakeApiServer& server, const GeneratorParams& params) {
+  for (int n = 0; n < params.nodes; ++n)
+    if (!server.load(fakeapi::Kind::Node, generateNode(params, n))) return false;
+  for (int64_t p = 0; p < generatedPodCount(params); ++p) {
+    nlohmann::json pod = generatePod(params, p);
+    if (server.load(fakeapi::Kind::Pod, pod)) continue;
+    pod["metadata"]["name"] = pod["metadata"]["name"].get<std::string>() + "-" + std::to_string(p);
+    if (!server.load(fakeapi::Kind::Pod, pod)) return false;
+  }
+  return true;
 }
 
 class TempDir {

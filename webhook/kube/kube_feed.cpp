@@ -163,7 +163,6 @@ uint64_t KubeClusterFeed::podDecodeErrors() const { return podHandler_ ? podHand
 void KubeClusterFeed::registerMetrics() {
   MetricsRegistry* metrics = options_.metrics;
   if (!metrics) return;
-  Gauge& synced = metrics->gauge("placer_cluster_synced", "1 once the initial lists of nodes and pods are applied.");
   struct Series {
     const ListWatcher* watcher;
     const StateHandler* handler;
@@ -182,8 +181,8 @@ void KubeClusterFeed::registerMetrics() {
         &metrics->gauge("placer_watch_failures", "Failed list or watch requests.", labels),
         &metrics->gauge("placer_watch_decode_errors", "Objects that could not be decoded and were ignored.", labels)});
   }
-  metrics->addCollector([this, &synced, series] {
-    synced.set(this->synced() ? 1 : 0);
+  // placer_view_synced is the server's (webhook_routes.cpp); these are the watch's own.
+  metrics->addCollector([series] {
     for (const Series& s : series) {
       s.events->set(static_cast<double>(s.watcher->stats().events.load()));
       s.relists->set(static_cast<double>(s.watcher->stats().expired.load()));

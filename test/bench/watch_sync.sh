@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# Initial sync of `placer serve --kubeconfig` from the standalone fake API
+# server: time from start to /readyz 200 (both lists applied), RSS of the whole
+# placer process after sync, then watch throughput while pods are created at
+# a given rate (placer_watch_events{resource="pods"} against the pods created).
+#
+#   test/bench/watch_sync.sh                      # 5,000 nodes, 150,000 pods
+#   NODES=500 PODS_PER_NODE=30 test/bench/watch_sync.sh
+#
+# BUILD: a build directory with the `placer` and `fake-apiserver` targets
+# (RelWithDebInfo for meaningful figures).
+set -euo pipefail
+BUILD=${BUILD:-build-rel}
+NODES=${NODES:-5000}
+PODS_PER_NODE=${PODS_PER_NODE:-30}
+EVENTS=${EVENTS:-20000}
+RATE=${RATE:-2000}
+PORT=${PORT:-18443}
+DIR=$(mktemp -d)
+FAKE_PID=""; PLACER_PID=""
+cleanup() {
+  [ -n "$PLACER_PID" ] && kill "$PLACER_PID" 2>/dev/null || true
+  [ -n "$FAKE_PID" ] && kill "$FAKE_PID" 2>/dev/null || true
+  wait 2>/dev/null || true
+  rm -rf "$DIR"
+}
+trap cleanup EXIT
+now() { date +%s.%N; }
+
+# The fake starts creating pods (RATE/s, no webhook: each is one ADDED event
+# on placer's pod watch) once placer's two watches are open.
+"$BUILD/test/fake-apiserver" --nodes "$NODES" --pods-per-node "$PODS_PER_NODE" --cert-dir "$DIR" \
+  --kubeconfig-out "$DIR/kubeconfig" --create "$EVENTS" --create-rate "$RATE" --create-concurrency 16 \
+  --create-after-watches 2 >"$DIR/fake.out" 2>"$DIR/fake.err" &
+FAKE_PID=$!
+until grep -q '"event":"ready"' "$DIR/fake.out" 2>/dev/null; do
+  kill -0 "$FAKE_PID" 2>/dev/null || { cat "$DIR/fake.err"; exit 1; }
+  sleep 0.5
+done
+echo "fake: $(grep '"event":"ready"' "$DIR/fake.out")"
+
+start=$(now)
+"$BUILD/placer" serve --kubeconfig "$DIR/kubeconfig" --listen "127.0.0.1:$PORT" \
+  --tls-cert-file "$DIR/tls.crt" --tls-key-file "$DIR/tls.key" 2>"$DIR/placer.err" &
+PLACER_PID=$!
+until [ "$(curl -s -o /dev/null -w '%{http_code}' --cacert "$DIR/ca.crt" "https://127.0.0.1:$PORT/readyz")" = 200 ]; do
+  kill -0 "$PLACER_PID" 2>/dev/null || { tail -5 "$DIR/placer.err"; exit 1; }
+  sleep 0.1
+done
+synced=$(now)
+sleep 1  # let the allocator settle before reading RSS
+rss=$(awk '/VmRSS/ {print $2}' "/proc/$PLACER_PID/status")
+hwm=$(awk '/VmHWM/ {print $2}' "/proc/$PLACER_PID/status")
+cpu=$(awk '{print ($14+$15)/100}' "/proc/$PLACER_PID/stat")
+printf 'sync: %.2f s to ready; placer RSS %d MB after sync (peak %d MB); placer CPU %.1f s\n' \
+  "$(echo "$synced - $start" | bc)" $((rss / 1024)) $((hwm / 1024)) "$cpu"
+
+metric() {
+  curl -s --cacert "$DIR/ca.crt" "https://127.0.0.1:$PORT/metrics" |
+    awk -v m="$1" '$1 == m {print $2}'
+}
+# Lag = pods the server has created (RATE x elapsed, capped) minus ADDED
+# events placer has applied, sampled every second while the fake creates.
+t0=$(now)
+while true; do
+  events=$(metric 'placer_watch_events{resource="pods"}'); events=${events%.*}; events=${events:-0}
+  t=$(now)
+  expected=$(echo "e=($t - $t0) * $RATE; if (e > $EVENTS) e = $EVENTS; e/1" | bc)
+  printf 'watch: t=%5.1f s applied %7d events, server created ~%7d, lag ~%6d\n' \
+    "$(echo "$t - $t0" | bc)" "$events" "$expected" $((expected - events))
+  [ "$events" -ge "$EVENTS" ] && break
+  [ "$(echo "$t - $t0 > $EVENTS / $RATE + 60" | bc)" = 1 ] && { echo "watch: gave up"; break; }
+  sleep 1
+done
+grep '"event":"created"' "$DIR/fake.out" | cut -c1-400 || true
