@@ -219,23 +219,28 @@ AdmissionAnswer reviewAdmissionDocument(const json& review, const AdmissionInput
       // Decide on the shared view, so admissions decide in parallel; then, under
       // the exclusive lock, confirm the chosen node against the accounting as it
       // is now (the filters on that node alone) and reserve. Confirm + reserve
-      // is one step, so a concurrent reservation is never overcommitted; when
-      // the node no longer fits, decide again under the exclusive lock.
-      input.state.read([&](const ClusterView& view) { decide(view); });
-      if (!answer.node.empty()) {
-        input.state.update([&](MutableClusterView& view) {
+      // is one step, so a concurrent reservation is never overcommitted. When
+      // the node no longer fits, decide again: one more optimistic round, then
+      // a last one entirely under the exclusive lock, so it always ends.
+      constexpr int kOptimisticRounds = 2;
+      for (int round = 0; round <= kOptimisticRounds; ++round) {
+        const bool exclusive = round == kOptimisticRounds;
+        if (!exclusive) {
+          input.state.read([&](const ClusterView& view) { decide(view); });
+          if (answer.node.empty()) break;
+        }
+        bool settled = input.state.update([&](MutableClusterView& view) {
           // A review sent again with the same uid decides again, not twice.
           if (view.findReservation(answer.uid) != nullptr) view.release(answer.uid);
-          const NodeInfo* chosen = view.findNode(answer.node);
-          bool stillFits = false;
-          if (chosen != nullptr) {
-            const NodeInfo* candidates[] = {chosen};
-            stillFits = input.engine.evaluate(pod, view, candidates, Detail::Summary).selected != nullptr;
-          }
-          if (!stillFits) {
+          if (exclusive) {
             answer.node.clear();
             decide(view);
-            if (answer.node.empty()) return;
+            if (answer.node.empty()) return true;
+          } else {
+            const NodeInfo* chosen = view.findNode(answer.node);
+            if (chosen == nullptr) return false;
+            const NodeInfo* candidates[] = {chosen};
+            if (input.engine.evaluate(pod, view, candidates, Detail::Summary).selected == nullptr) return false;
           }
           Reservation r;
           r.id = answer.uid;
@@ -247,7 +252,10 @@ AdmissionAnswer reviewAdmissionDocument(const json& review, const AdmissionInput
           r.expires = input.now + input.settings.reservationTtl;
           answer.reserved = view.reserve(std::move(r));
           reserveFailed = !answer.reserved;
+          return true;
         });
+        if (settled) break;
+        answer.node.clear();
       }
     }
     if (reserveFailed) {
