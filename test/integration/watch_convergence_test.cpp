@@ -247,10 +247,12 @@ TEST_F(WatchTest, ServerSideTimeoutRewatchesFromTheLastVersionWithoutRelisting) 
 
 TEST_F(WatchTest, ExpiredResourceVersionRelistReplacesTheView) {
   startFeed();
-  server_->failNextRequests(4, 500);
+  auto pods = server_->list(Kind::Pod);  // before the gap: parsing every pod takes a while
+  // The next requests fail, so no watch is open while objects are deleted and
+  // history is compacted (the watchers back off for at least 20+40+80 ms each).
+  server_->failNextRequests(6, 500);
   server_->dropWatches();
   // Deleted while no watch is open: only the relist can tell.
-  auto pods = server_->list(Kind::Pod);
   for (size_t i = 0; i < 5; ++i)
     ASSERT_TRUE(server_->remove(Kind::Pod, pods[i]["metadata"]["namespace"], pods[i]["metadata"]["name"]));
   ASSERT_TRUE(server_->remove(Kind::Node, "", generatedNodeName(params_, 3)));
