@@ -92,8 +92,6 @@ void BM_ViewMemory(benchmark::State& state) {
     // Pods alone: the same nodes without pods.
     auto nodesOnly = std::make_unique<MutableClusterView>();
     size_t beforeNodes = mallinfo2().uordblks;
-    GeneratorParams noPods = paramsFor(nodes);
-    noPods.podsPerNode = 0;
     for (int i = 0; i < nodes; ++i) nodesOnly->upsertNode(generateNodeObject(paramsFor(nodes), i));
     size_t nodeBytes = mallinfo2().uordblks - beforeNodes;
     bytesPerPod = static_cast<double>((afterAll - before) - nodeBytes) / (static_cast<double>(nodes) * kPodsPerNode);
