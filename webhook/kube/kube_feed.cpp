@@ -126,7 +126,13 @@ std::unique_ptr<StateHandler> makePodHandler(ClusterState& state) {
 KubeClusterFeed::KubeClusterFeed(std::unique_ptr<ApiClient> client, std::string source, KubeFeedOptions options)
     : client_(std::move(client)), source_(std::move(source)), options_(std::move(options)) {}
 
-KubeClusterFeed::~KubeClusterFeed() { stop(); }
+KubeClusterFeed::~KubeClusterFeed() {
+  if (metricsGuard_) {
+    std::lock_guard lock(metricsGuard_->mutex);
+    metricsGuard_->alive = false;
+  }
+  stop();
+}
 
 Result<std::unique_ptr<KubeClusterFeed>> KubeClusterFeed::create(const KubeConfig& config, KubeFeedOptions options) {
   auto client = ApiClient::create(config, options.client);
@@ -182,7 +188,12 @@ void KubeClusterFeed::registerMetrics() {
         &metrics->gauge("placer_watch_decode_errors", "Objects that could not be decoded and were ignored.", labels)});
   }
   // placer_view_synced is the server's (webhook_routes.cpp); these are the watch's own.
-  metrics->addCollector([series] {
+  // The registry may outlive the feed: the collector reads through a guard
+  // that the destructor clears.
+  metricsGuard_ = std::make_shared<MetricsGuard>();
+  metrics->addCollector([series, guard = metricsGuard_] {
+    std::lock_guard lock(guard->mutex);
+    if (!guard->alive) return;
     for (const Series& s : series) {
       s.events->set(static_cast<double>(s.watcher->stats().events.load()));
       s.relists->set(static_cast<double>(s.watcher->stats().expired.load()));

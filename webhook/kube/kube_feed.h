@@ -13,6 +13,7 @@
 
 #include <atomic>
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include "webhook/cluster_feed.h"
@@ -66,6 +67,11 @@ class KubeClusterFeed final : public ClusterFeed {
   std::unique_ptr<StateHandler> podHandler_;
   std::unique_ptr<ListWatcher> nodes_;
   std::unique_ptr<ListWatcher> pods_;
+  struct MetricsGuard {
+    std::mutex mutex;
+    bool alive = true;
+  };
+  std::shared_ptr<MetricsGuard> metricsGuard_;
 };
 
 // makeApiFeed's work: kubeconfig file or in-cluster credentials.
