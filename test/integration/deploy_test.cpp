@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <filesystem>
@@ -59,7 +60,8 @@ bool havePyYaml() {
 std::vector<json> render(const fs::path& dir) {
   static std::map<fs::path, std::vector<json>> cache;
   if (auto it = cache.find(dir); it != cache.end()) return it->second;
-  const fs::path yamlFile = fs::path(::testing::TempDir()) / ("placer-deploy-" + std::to_string(cache.size()) + ".yaml");
+  const fs::path yamlFile = fs::path(::testing::TempDir()) /
+                             ("placer-deploy-" + std::to_string(::getpid()) + "-" + std::to_string(cache.size()) + ".yaml");
   Command k = run("kubectl kustomize '" + dir.string() + "' > '" + yamlFile.string() + "'");
   EXPECT_EQ(k.status, 0) << dir << ":\n" << k.out;
   if (k.status != 0) return {};
