@@ -253,6 +253,23 @@ TEST(ModelFilterTest, FilteredPodsAndNodesDecodeTheSame) {
   }
 }
 
+TEST(ModelFilterTest, KeepsWhatAnInPlaceResizeChanges) {
+  GeneratorParams params;
+  json pod = generatePod(params, 1);
+  const std::string name = pod["spec"]["containers"][0]["name"];
+  pod["status"]["containerStatuses"] = json::array(
+      {{{"name", name}, {"allocatedResources", {{"cpu", "3"}, {"memory", "5Gi"}}},
+        {"resources", {{"requests", {{"cpu", "3"}, {"memory", "5Gi"}}}}}, {"image", "x"}, {"ready", true}}});
+  pod["status"]["conditions"] = json::array({{{"type", "PodResizePending"}, {"reason", "Infeasible"}, {"status", "True"}}});
+  auto filtered = parseFiltered(pod.dump(), podFilter());
+  ASSERT_TRUE(filtered) << filtered.error().message;
+  auto full = decodePod(pod);
+  auto slim = decodePod(*filtered);
+  ASSERT_TRUE(full && slim);
+  EXPECT_EQ(slim->requests, full->requests);
+  EXPECT_EQ(slim->nonZeroRequests, full->nonZeroRequests);
+}
+
 TEST(ModelFilterTest, WatchEventFilterKeepsStatusFields) {
   auto event = parseFiltered(
       R"js({"type":"ERROR","object":{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",

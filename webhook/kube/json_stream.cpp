@@ -12,7 +12,7 @@ bool endsScalar(char c) { return isSpace(c) || c == ',' || c == '}' || c == ']' 
 
 // Spellings of the filters (see FieldFilter::parse). What the model decodes and
 // nothing else: annotations only placer's own, containers without env, probes,
-// command or mounts, status only the phase.
+// command or mounts, status only the phase and what an in-place resize changes.
 constexpr std::string_view kContainerFields = "{name,image,resources,ports,restartPolicy}";
 std::string podFields() {
   return std::string(
@@ -22,7 +22,10 @@ std::string podFields() {
              "ownerReferences{apiVersion,kind,name,uid,controller}},"
              "spec{nodeName,schedulerName,nodeSelector,affinity,tolerations,topologySpreadConstraints,"
              "priority,schedulingGates,overhead,resources,volumes{name,persistentVolumeClaim,ephemeral},containers") +
-         std::string(kContainerFields) + ",initContainers" + std::string(kContainerFields) + "},status{phase}";
+         std::string(kContainerFields) + ",initContainers" + std::string(kContainerFields) +
+         "},status{phase,conditions{type,reason},"  // in-place resize: PodResizePending
+         "containerStatuses{name,allocatedResources,resources},"
+         "initContainerStatuses{name,allocatedResources,resources}}";
 }
 constexpr std::string_view kNodeFields =
     "apiVersion,kind,metadata{name,uid,resourceVersion,labels},spec{taints,unschedulable},"
