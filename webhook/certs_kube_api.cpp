@@ -1,24 +1,11 @@
 #include "webhook/certs_kube_api.h"
 
-#include <openssl/err.h>
 #include <openssl/evp.h>
-#include <openssl/pem.h>
-#include <openssl/ssl.h>
-#include <openssl/x509v3.h>
 
 #include <mutex>
 #include <sstream>
 
-#include <Poco/Exception.h>
-#include <Poco/Net/Context.h>
-#include <Poco/Net/HTTPClientSession.h>
 #include <Poco/Net/HTTPRequest.h>
-#include <Poco/Net/HTTPResponse.h>
-#include <Poco/Net/HTTPSClientSession.h>
-#include <Poco/Net/IPAddress.h>
-#include <Poco/Net/SSLManager.h>
-#include <Poco/StreamCopier.h>
-#include <Poco/URI.h>
 
 #include "webhook/kube/api_client.h"
 
@@ -108,10 +95,7 @@ class KubeCertificateApi : public CertificateApi {
   }
 
  private:
-  KubeCertificateApi(const kube::KubeConfig& config, Poco::URI server, Poco::Net::Context::Ptr context)
-      : token_(config.token, config.tokenFile, std::chrono::minutes(1)),
-        server_(std::move(server)),
-        context_(std::move(context)) {}
+  explicit KubeCertificateApi(std::unique_ptr<kube::ApiClient> client) : client_(std::move(client)) {}
 
   static Result<WriteResult> writeResult(const Result<HttpAnswer>& a) {
     if (!a) return a.error();
@@ -120,128 +104,23 @@ class KubeCertificateApi : public CertificateApi {
     return WriteResult::Done;
   }
 
+  // Requests are few (one pass every few minutes): one connection each.
   Result<HttpAnswer> request(const std::string& method, const std::string& path, const std::string& contentType,
                              const std::string& body) {
-    const std::string target = server_.getPath() + path;
-    const std::string what = method + " " + server_.toString() + path;
-    try {
-      std::unique_ptr<Poco::Net::HTTPClientSession> session;
-      if (context_) {
-        session = std::make_unique<Poco::Net::HTTPSClientSession>(server_.getHost(), server_.getPort(), context_);
-      } else {
-        session = std::make_unique<Poco::Net::HTTPClientSession>(server_.getHost(), server_.getPort());
-      }
-      session->setTimeout(Poco::Timespan(10, 0), Poco::Timespan(30, 0), Poco::Timespan(30, 0));
-      Poco::Net::HTTPRequest req(method, target, Poco::Net::HTTPMessage::HTTP_1_1);
-      req.set("Accept", "application/json");
-      req.set("User-Agent", "placer-certs");
-      if (std::string token = token_.current(); !token.empty()) req.set("Authorization", "Bearer " + token);
-      if (!body.empty()) {
-        req.setContentType(contentType);
-        req.setContentLength(static_cast<std::streamsize>(body.size()));
-      }
-      std::ostream& out = session->sendRequest(req);
-      out << body;
-      Poco::Net::HTTPResponse response;
-      std::istream& in = session->receiveResponse(response);
-      HttpAnswer answer;
-      answer.status = static_cast<int>(response.getStatus());
-      Poco::StreamCopier::copyToString(in, answer.body);
-      if (answer.status == 401) token_.invalidate();
-      return answer;
-    } catch (const Poco::Exception& e) {
-      return Error{what + ": " + e.displayText()};
-    } catch (const std::exception& e) {
-      return Error{what + ": " + e.what()};
-    }
+    kube::Connection connection(*client_);
+    auto response = connection.send(method, path, contentType, body, std::chrono::seconds(30));
+    if (!response) return response.error();
+    if (response->status == 401) client_->token().invalidate();
+    return HttpAnswer{response->status, std::move(response->body)};
   }
 
-  kube::BearerToken token_;
-  Poco::URI server_;
-  Poco::Net::Context::Ptr context_;  // null for http:// (tests)
+  std::unique_ptr<kube::ApiClient> client_;
 };
 
-std::string opensslError() {
-  unsigned long code = ERR_get_error();
-  ERR_clear_error();
-  char buf[256] = "unknown OpenSSL error";
-  if (code != 0) ERR_error_string_n(code, buf, sizeof buf);
-  return buf;
-}
-
-// Trust, client certificate and host verification as kubectl does them.
-Outcome configureTls(SSL_CTX* ctx, const kube::KubeConfig& config, const std::string& host) {
-  if (config.insecureSkipTlsVerify) {
-    SSL_CTX_set_verify(ctx, SSL_VERIFY_NONE, nullptr);
-  } else {
-    SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, nullptr);
-    if (!config.caPem.empty()) {
-      auto cas = splitCertificates(config.caPem);
-      if (!cas || cas->empty()) return Error{"certificate authority: no PEM certificate found"};
-      for (const std::string& pem : *cas) {
-        BIO* bio = BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size()));
-        if (X509* cert = PEM_read_bio_X509(bio, nullptr, nullptr, nullptr)) {
-          X509_STORE_add_cert(SSL_CTX_get_cert_store(ctx), cert);
-          X509_free(cert);
-        }
-        BIO_free(bio);
-      }
-      ERR_clear_error();
-    }
-    const std::string& name = config.tlsServerName.empty() ? host : config.tlsServerName;
-    Poco::Net::IPAddress address;
-    X509_VERIFY_PARAM* param = SSL_CTX_get0_param(ctx);
-    int ok = Poco::Net::IPAddress::tryParse(name, address)
-                 ? X509_VERIFY_PARAM_set1_ip_asc(param, name.c_str())
-                 : X509_VERIFY_PARAM_set1_host(param, name.c_str(), name.size());
-    if (ok != 1) return Error{"server name " + name + ": " + opensslError()};
-  }
-  if (!config.clientCertPem.empty()) {
-    BIO* certBio = BIO_new_mem_buf(config.clientCertPem.data(), static_cast<int>(config.clientCertPem.size()));
-    X509* cert = PEM_read_bio_X509(certBio, nullptr, nullptr, nullptr);
-    BIO_free(certBio);
-    BIO* keyBio = BIO_new_mem_buf(config.clientKeyPem.data(), static_cast<int>(config.clientKeyPem.size()));
-    EVP_PKEY* key = PEM_read_bio_PrivateKey(keyBio, nullptr, nullptr, nullptr);
-    BIO_free(keyBio);
-    const bool ok = cert && key && SSL_CTX_use_certificate(ctx, cert) == 1 && SSL_CTX_use_PrivateKey(ctx, key) == 1 &&
-                    SSL_CTX_check_private_key(ctx) == 1;
-    if (cert) X509_free(cert);
-    if (key) EVP_PKEY_free(key);
-    if (!ok) return Error{"client certificate: " + opensslError()};
-  }
-  return {};
-}
-
 Result<std::unique_ptr<CertificateApi>> KubeCertificateApi::create(const kube::KubeConfig& config) {
-  Poco::URI server;
-  try {
-    server = Poco::URI(config.server);
-  } catch (const Poco::Exception& e) {
-    return fieldError("server", e.displayText());
-  }
-  if (server.getScheme() != "https" && server.getScheme() != "http") {
-    return fieldError("server", "scheme must be https or http: " + config.server);
-  }
-  std::string path = server.getPath();
-  while (!path.empty() && path.back() == '/') path.pop_back();
-  server.setPath(path);
-  Poco::Net::Context::Ptr context;
-  if (server.getScheme() == "https") {
-    static std::once_flag sslInit;
-    std::call_once(sslInit, [] { Poco::Net::initializeSSL(); });
-    try {
-      Poco::Net::Context::Params params;
-      params.verificationMode = Poco::Net::Context::VERIFY_NONE;  // OpenSSL's own check, set below
-      params.loadDefaultCAs = config.caPem.empty() && !config.insecureSkipTlsVerify;
-      params.cipherList = "DEFAULT";
-      context = new Poco::Net::Context(Poco::Net::Context::TLS_CLIENT_USE, params);
-      context->enableExtendedCertificateVerification(false);
-    } catch (const Poco::Exception& e) {
-      return Error{"TLS setup: " + e.displayText()};
-    }
-    if (Outcome o = configureTls(context->sslContext(), config, server.getHost()); !o) return o.error();
-  }
-  return std::unique_ptr<CertificateApi>(new KubeCertificateApi(config, std::move(server), std::move(context)));
+  auto client = kube::ApiClient::create(config, kube::ApiClientOptions{.userAgent = "placer-certs"});
+  if (!client) return client.error();
+  return std::unique_ptr<CertificateApi>(new KubeCertificateApi(std::move(*client)));
 }
 
 const json* member(const json& object, const char* key) {
