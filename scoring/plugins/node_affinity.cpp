@@ -65,34 +65,6 @@ std::string aggregate(const std::vector<std::string>& errors) {
   return "[" + joined(errors, ", ") + "]";
 }
 
-bool isAlnum(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'); }
-bool isLowerAlnum(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }
-
-// ([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]
-bool matchesQualifiedNamePart(std::string_view s) {
-  if (s.empty() || !isAlnum(s.front()) || !isAlnum(s.back())) return false;
-  return std::all_of(s.begin(), s.end(), [](char c) { return isAlnum(c) || c == '-' || c == '_' || c == '.'; });
-}
-
-// [a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*
-bool matchesDns1123Subdomain(std::string_view s) {
-  if (s.empty()) return false;
-  size_t start = 0;
-  while (true) {
-    size_t dot = s.find('.', start);
-    std::string_view label = s.substr(start, dot == std::string_view::npos ? std::string_view::npos : dot - start);
-    if (label.empty() || !isLowerAlnum(label.front()) || !isLowerAlnum(label.back())) return false;
-    if (!std::all_of(label.begin(), label.end(), [](char c) { return isLowerAlnum(c) || c == '-'; })) return false;
-    if (dot == std::string_view::npos) return true;
-    start = dot + 1;
-  }
-}
-
-constexpr std::string_view kQualifiedNameRegexError =
-    "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric "
-    "character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is "
-    "'([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')";
-
 std::optional<SelectorOperator> operatorFromString(std::string_view s) {
   if (s == "In") return SelectorOperator::In;
   if (s == "NotIn") return SelectorOperator::NotIn;
@@ -116,51 +88,6 @@ std::string_view operatorName(SelectorOperator op) {
 }
 
 }  // namespace
-
-std::vector<std::string> qualifiedNameErrors(std::string_view key) {
-  std::vector<std::string> errs;
-  std::string_view name = key;
-  size_t slash = key.find('/');
-  if (slash != std::string_view::npos) {
-    if (key.find('/', slash + 1) != std::string_view::npos) {
-      errs.push_back(
-          "a qualified name must consist of alphanumeric characters, '-', '_' or '.', and must start and end with "
-          "an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is "
-          "'([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') with an optional DNS subdomain prefix and '/' (e.g. "
-          "'example.com/MyName')");
-      return errs;
-    }
-    std::string_view prefix = key.substr(0, slash);
-    name = key.substr(slash + 1);
-    if (prefix.empty()) {
-      errs.push_back("prefix part must be non-empty");
-    } else {
-      if (prefix.size() > 253) errs.push_back("prefix part must be no more than 253 characters");
-      if (!matchesDns1123Subdomain(prefix))
-        errs.push_back(
-            "prefix part a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or "
-            "'.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for "
-            "validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')");
-    }
-  }
-  if (name.empty())
-    errs.push_back("name part must be non-empty");
-  else if (name.size() > 63)
-    errs.push_back("name part must be no more than 63 characters");
-  if (!matchesQualifiedNamePart(name)) errs.push_back(std::string("name part ").append(kQualifiedNameRegexError));
-  return errs;
-}
-
-std::vector<std::string> labelValueErrors(std::string_view value) {
-  std::vector<std::string> errs;
-  if (value.size() > 63) errs.push_back("must be no more than 63 characters");
-  if (!value.empty() && !matchesQualifiedNamePart(value))
-    errs.push_back(
-        "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must "
-        "start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used "
-        "for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')");
-  return errs;
-}
 
 // ---------------------------------------------------------------------------
 // Parsing and matching

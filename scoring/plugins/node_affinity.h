@@ -99,10 +99,6 @@ class ParsedPreferredTerms {
   std::vector<std::string> errors_;
 };
 
-// Label-syntax checks used by the requirement parser (apimachinery validation):
-// empty when valid, otherwise the reasons.
-std::vector<std::string> qualifiedNameErrors(std::string_view key);
-std::vector<std::string> labelValueErrors(std::string_view value);
 
 // Decodes a v1.NodeAffinity JSON object (as in NodeAffinityArgs.addedAffinity);
 // errors name the field under `path`.

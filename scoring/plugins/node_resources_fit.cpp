@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "scoring/plugins/names.h"
+#include "scoring/plugins/plugin_args.h"
 #include "scoring/resources.h"
 
 namespace placer {
@@ -35,81 +36,6 @@ std::string goQuote(std::string_view s) {
 
 std::string invalid(std::string_view path, std::string_view value, std::string_view detail) {
   return std::string(path) + ": Invalid value: " + std::string(value) + ": " + std::string(detail);
-}
-
-// IsQualifiedName (k8s.io/apimachinery/pkg/util/validation), as used by ValidateLabelName.
-constexpr std::string_view kQualifiedNameFmt = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]";
-constexpr std::string_view kQualifiedNameErrMsg =
-    "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric "
-    "character";
-constexpr std::string_view kDns1123SubdomainFmt = "[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*";
-constexpr std::string_view kDns1123SubdomainErrMsg =
-    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must "
-    "start and end with an alphanumeric character";
-
-bool isAlnum(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'); }
-bool isLowerAlnum(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }
-
-bool matchesQualifiedNamePart(std::string_view s) {
-  if (s.empty() || !isAlnum(s.front()) || !isAlnum(s.back())) return false;
-  return std::all_of(s.begin(), s.end(), [](char c) { return isAlnum(c) || c == '-' || c == '_' || c == '.'; });
-}
-
-bool matchesDns1123Subdomain(std::string_view s) {
-  size_t start = 0;
-  while (true) {
-    size_t dot = s.find('.', start);
-    std::string_view label = s.substr(start, dot == std::string_view::npos ? std::string_view::npos : dot - start);
-    if (label.empty() || !isLowerAlnum(label.front()) || !isLowerAlnum(label.back())) return false;
-    if (!std::all_of(label.begin(), label.end(), [](char c) { return isLowerAlnum(c) || c == '-'; }))
-      return false;
-    if (dot == std::string_view::npos) return true;
-    start = dot + 1;
-  }
-}
-
-std::string regexError(std::string_view msg, std::string_view fmt, std::initializer_list<std::string_view> examples) {
-  std::string out(msg);
-  out += " (e.g. ";
-  bool firstExample = true;
-  for (std::string_view e : examples) {
-    if (!firstExample) out += " or ";
-    firstExample = false;
-    out.append("'").append(e).append("', ");
-  }
-  out.append("regex used for validation is '").append(fmt).append("')");
-  return out;
-}
-
-std::vector<std::string> qualifiedNameErrors(std::string_view value) {
-  std::vector<std::string> errs;
-  std::string_view name = value;
-  size_t slash = value.find('/');
-  if (slash != std::string_view::npos) {
-    if (value.find('/', slash + 1) != std::string_view::npos) {
-      errs.push_back("a qualified name " +
-                     regexError(kQualifiedNameErrMsg, kQualifiedNameFmt, {"MyName", "my.name", "123-abc"}) +
-                     " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')");
-      return errs;
-    }
-    std::string_view prefix = value.substr(0, slash);
-    name = value.substr(slash + 1);
-    if (prefix.empty()) {
-      errs.push_back("prefix part must be non-empty");
-    } else {
-      if (prefix.size() > 253) errs.push_back("prefix part must be no more than 253 characters");
-      if (!matchesDns1123Subdomain(prefix))
-        errs.push_back("prefix part " + regexError(kDns1123SubdomainErrMsg, kDns1123SubdomainFmt, {"example.com"}));
-    }
-  }
-  if (name.empty()) {
-    errs.push_back("name part must be non-empty");
-  } else if (name.size() > 63) {
-    errs.push_back("name part must be no more than 63 characters");
-  }
-  if (!matchesQualifiedNamePart(name))
-    errs.push_back("name part " + regexError(kQualifiedNameErrMsg, kQualifiedNameFmt, {"MyName", "my.name", "123-abc"}));
-  return errs;
 }
 
 // ---------------------------------------------------------------------------

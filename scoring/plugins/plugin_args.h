@@ -1,12 +1,15 @@
 #pragma once
 // Small helpers shared by the in-tree plugins: checking the shape of a
-// pluginConfig "args" object, and Go's strconv.ParseInt for label values
-// (the parser kube-scheduler uses for Gt/Lt and that LabelPriority reuses).
+// pluginConfig "args" object, Go's strconv.ParseInt for label values (the
+// parser kube-scheduler uses for Gt/Lt and that LabelPriority reuses), and
+// apimachinery's label-syntax validation with its exact messages.
 
 #include <cstdint>
 #include <initializer_list>
 #include <optional>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json_fwd.hpp>
 
@@ -23,5 +26,11 @@ Outcome checkArgsObject(const nlohmann::json& args, std::string_view argsType,
 // strconv.ParseInt(text, 10, 64): an optional sign and one or more decimal
 // digits, nothing else; nullopt on syntax errors and on int64 overflow.
 std::optional<int64_t> parseGoInt64(std::string_view text);
+
+// validation.IsQualifiedName (label keys, resource names): empty when valid,
+// otherwise apimachinery's reasons, word for word.
+std::vector<std::string> qualifiedNameErrors(std::string_view key);
+// validation.IsValidLabelValue: empty when valid, otherwise the reasons.
+std::vector<std::string> labelValueErrors(std::string_view value);
 
 }  // namespace placer
