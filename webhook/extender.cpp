@@ -320,7 +320,7 @@ std::string filterResult(const std::optional<std::vector<std::string_view>>& ech
   return out;
 }
 
-HttpResponse filterError(const ExtenderArgs& args, std::string_view message) {
+HttpResponse filterError(std::string_view message) {
   return HttpResponse::json(200, filterResult(std::nullopt, std::nullopt, json::object(), json::object(), message));
 }
 
@@ -331,12 +331,12 @@ HttpResponse filterError(const ExtenderArgs& args, std::string_view message) {
 HttpResponse extenderFilter(const ExtenderContext& context, std::string_view body, bool onlyOne) {
   auto args = decodeArgs(body);
   if (!args) return badRequest(args.error().message);
-  if (!viewSynced(context)) return filterError(*args, "placer: the cluster view is not synced yet");
+  if (!viewSynced(context)) return filterError("placer: the cluster view is not synced yet");
 
   return context.state->read([&](const ClusterView& view) {
     Candidates c = resolveCandidates(*args, view);
     Decision d = context.engine->evaluate(args->pod, view, c.infos, Detail::Full);
-    if (d.failure) return filterError(*args, d.unschedulableMessage());
+    if (d.failure) return filterError(d.unschedulableMessage());
 
     json failed = json::object();
     json unresolvable = json::object();
@@ -454,8 +454,10 @@ HttpResponse extenderPreempt(const ExtenderContext& context, std::string_view bo
   };
   std::map<std::string, NodeVictims> proposed;
   try {
-    const bool meta = member(*members, "NodeNameToMetaVictims").has_value();
-    auto mapBytes = meta ? member(*members, "NodeNameToMetaVictims") : member(*members, "NodeNameToVictims");
+    // nodeCacheCapable schedulers send uids only; others whole pods.
+    auto mapBytes = member(*members, "NodeNameToMetaVictims");
+    const bool meta = mapBytes.has_value();
+    if (!meta) mapBytes = member(*members, "NodeNameToVictims");
     const std::string mapName = meta ? "NodeNameToMetaVictims" : "NodeNameToVictims";
     if (mapBytes) {
       json map = json::parse(*mapBytes);
