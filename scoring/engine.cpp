@@ -11,22 +11,49 @@ constexpr std::string_view kNoNodesAvailable = "no nodes available to schedule p
 // Buffers reused by every decision of a thread, so the hot path allocates
 // nothing per node (and after warm-up nothing per decision but the plugins' state).
 struct Scratch {
-  std::vector<uint32_t> feasible;             // candidate indices
+  std::vector<uint32_t> feasible;             // candidate indices still feasible
   std::vector<const NodeInfo*> feasibleNodes; // parallel to feasible
   std::vector<NodeScore> scores;              // plugin-major: [plugin][feasible]
+  std::vector<int64_t> raw;                   // one plugin's scores before normalising
   std::vector<int64_t> totals;                // parallel to feasible
+  std::vector<size_t> scoring;                // score plugins not skipped
+  FilterSink sink;
 };
 thread_local Scratch scratch;
 
-// Nodes are visited in order but each plugin reaches into different parts of
-// a NodeInfo and its heap arrays; fetching a few nodes ahead hides the misses.
-constexpr size_t kPrefetchDistance = 4;
-inline void prefetchNode(const NodeInfo& n) {
-  const char* p = reinterpret_cast<const char*>(&n);
-  for (size_t offset = 0; offset < sizeof(NodeInfo); offset += 64) __builtin_prefetch(p + offset);
-  if (!n.node.taints.empty()) __builtin_prefetch(n.node.taints.data());
-  if (!n.imageSizes.empty()) __builtin_prefetch(n.imageSizes.data() + n.imageSizes.size() / 2);
-}
+// Nodes per tile: small enough that a tile's NodeInfos stay in L1/L2 while
+// every plugin runs over them.
+constexpr size_t kTile = 64;
+
+// Rejections counted by Reasons identity first (plugins hand out the same
+// Reasons for the same verdict), by text once at the end.
+class ReasonTally {
+ public:
+  void add(const Reasons& reasons, int32_t times) {
+    if (reasons.empty()) return;
+    if (last_ < counted_.size() && counted_[last_].first.identity() == reasons.identity()) {
+      counted_[last_].second += times;
+      return;
+    }
+    for (size_t i = 0; i < counted_.size(); ++i) {
+      if (counted_[i].first.identity() == reasons.identity()) {
+        counted_[i].second += times;
+        last_ = i;
+        return;
+      }
+    }
+    last_ = counted_.size();
+    counted_.emplace_back(reasons, times);
+  }
+  template <class F>
+  void forEach(F&& f) const {
+    for (const auto& [r, n] : counted_) f(r, n);
+  }
+
+ private:
+  std::vector<std::pair<Reasons, int32_t>> counted_;
+  size_t last_ = 0;
+};
 
 void countReasons(std::vector<std::pair<std::string, int32_t>>& counts, const std::vector<std::string>& reasons,
                   int32_t times) {
@@ -95,7 +122,7 @@ Decision run(const Profile& profile, const Pod& pod, const ClusterView& view, si
     if (full) {
       for (NodeOutcome& outcome : decision.nodes) {
         outcome.code = status.code();
-        outcome.reasons = status.reasons();
+        outcome.reasons = status.sharedReasons();
         outcome.failedPlugin = status.plugin();
       }
     }
@@ -123,43 +150,58 @@ Decision run(const Profile& profile, const Pod& pod, const ClusterView& view, si
   Scratch& s = scratch;
   s.feasible.clear();
   s.feasibleNodes.clear();
-  if (s.feasible.capacity() < count) {
-    s.feasible.reserve(count);
-    s.feasibleNodes.reserve(count);
-  }
+  s.feasible.reserve(count);
+  s.feasibleNodes.reserve(count);
 
-  // Filter: every candidate; the first failing plugin decides the node's reasons.
-  for (size_t i = 0; i < count; ++i) {
-    if (i + kPrefetchDistance < count) prefetchNode(nodeAt(i + kPrefetchDistance));
-    const NodeInfo& node = nodeAt(i);
-    const FilterPlugin* failed = nullptr;
-    Status status;
-    for (size_t f = 0; f < activeCount + activeOverflow.size(); ++f) {
-      const FilterPlugin* plugin = f < activeCount ? active[f] : activeOverflow[f - activeCount];
-      status = plugin->filter(state, pod, node);
-      if (!status.isSuccess()) {
-        failed = plugin;
-        break;
-      }
-    }
-    if (failed == nullptr) {
+  // Filter in tiles of nodes: each active plugin runs over the tile's nodes
+  // still feasible, in profile order, so the first plugin that rejects a node
+  // decides its reasons (as when each node runs the plugins in turn), while
+  // a tile's NodeInfos stay in cache from one plugin to the next.
+  ReasonTally tally;
+  const size_t activeTotal = activeCount + activeOverflow.size();
+  for (size_t tileStart = 0; tileStart < count; tileStart += kTile) {
+    const size_t tileEnd = std::min(count, tileStart + kTile);
+    const size_t first = s.feasible.size();
+    for (size_t i = tileStart; i < tileEnd; ++i) {
       s.feasible.push_back(static_cast<uint32_t>(i));
-      s.feasibleNodes.push_back(&node);
-      continue;
+      s.feasibleNodes.push_back(&nodeAt(i));
     }
-    status.setPlugin(failed->name());
-    if (!status.isRejected()) {
-      status = asFailure("filter", failed->name(), status);
-      if (!decision.failure) decision.failure = status;
-    }
-    countReasons(decision.reasonCounts, status.reasons(), 1);
-    if (full) {
-      NodeOutcome& outcome = decision.nodes[i];
-      outcome.code = status.code();
-      outcome.failedPlugin = status.plugin();
-      outcome.reasons = status.reasons();
+    for (size_t f = 0; f < activeTotal && s.feasible.size() > first; ++f) {
+      const FilterPlugin* plugin = f < activeCount ? active[f] : activeOverflow[f - activeCount];
+      auto& rejected = s.sink.rejected();
+      rejected.clear();
+      plugin->filterAll(state, pod,
+                        std::span<const NodeInfo* const>(s.feasibleNodes.data() + first, s.feasible.size() - first),
+                        s.sink);
+      if (rejected.empty()) continue;
+      size_t kept = first;
+      size_t next = 0;  // next rejection
+      for (size_t j = first; j < s.feasible.size(); ++j) {
+        if (next < rejected.size() && rejected[next].first == j - first) {
+          Status& status = rejected[next++].second;
+          status.setPlugin(plugin->name());
+          if (!status.isRejected()) {
+            status = asFailure("filter", plugin->name(), status);
+            if (!decision.failure) decision.failure = status;
+          }
+          tally.add(status.sharedReasons(), 1);
+          if (full) {
+            NodeOutcome& outcome = decision.nodes[s.feasible[j]];
+            outcome.code = status.code();
+            outcome.failedPlugin = status.plugin();
+            outcome.reasons = status.sharedReasons();
+          }
+          continue;
+        }
+        s.feasible[kept] = s.feasible[j];
+        s.feasibleNodes[kept] = s.feasibleNodes[j];
+        ++kept;
+      }
+      s.feasible.resize(kept);
+      s.feasibleNodes.resize(kept);
     }
   }
+  tally.forEach([&](const Reasons& reasons, int32_t n) { countReasons(decision.reasonCounts, reasons, n); });
   std::sort(decision.reasonCounts.begin(), decision.reasonCounts.end());
 
   const size_t feasibleCount = s.feasible.size();
@@ -186,17 +228,28 @@ Decision run(const Profile& profile, const Pod& pod, const ClusterView& view, si
   // Score, NormalizeScore, weight. Totals are the weighted sums.
   s.scores.resize(scorePlugins.size() * feasibleCount);
   s.totals.assign(feasibleCount, 0);
+  s.raw.resize(scorePlugins.size() * feasibleCount);
+  // Raw scores tile by tile, every plugin over a tile while its NodeInfos are in cache.
+  std::vector<size_t>& scoring = s.scoring;
+  scoring.clear();
+  for (size_t p = 0; p < scorePlugins.size(); ++p) {
+    if (!skippedScores.empty() && hasName(scorePlugins[p].plugin->name(), skippedScores))
+      std::fill_n(s.raw.data() + p * feasibleCount, feasibleCount, 0);
+    else
+      scoring.push_back(p);
+  }
+  for (size_t tileStart = 0; tileStart < feasibleCount; tileStart += kTile) {
+    const size_t n = std::min(kTile, feasibleCount - tileStart);
+    for (size_t p : scoring)
+      scorePlugins[p].plugin->scoreAll(state, pod, feasibleNodes.subspan(tileStart, n),
+                                       std::span<int64_t>(s.raw.data() + p * feasibleCount + tileStart, n));
+  }
   for (size_t p = 0; p < scorePlugins.size(); ++p) {
     const WeightedScorePlugin& weighted = scorePlugins[p];
     std::span<NodeScore> scores(s.scores.data() + p * feasibleCount, feasibleCount);
-    if (!skippedScores.empty() && hasName(weighted.plugin->name(), skippedScores)) {
-      for (size_t j = 0; j < feasibleCount; ++j) scores[j] = NodeScore{static_cast<uint32_t>(j), 0};
-      continue;
-    }
-    for (size_t j = 0; j < feasibleCount; ++j) {
-      if (j + kPrefetchDistance < feasibleCount) prefetchNode(*s.feasibleNodes[j + kPrefetchDistance]);
-      scores[j] = NodeScore{static_cast<uint32_t>(j), weighted.plugin->score(state, pod, *s.feasibleNodes[j])};
-    }
+    const int64_t* raw = s.raw.data() + p * feasibleCount;
+    for (size_t j = 0; j < feasibleCount; ++j) scores[j] = NodeScore{static_cast<uint32_t>(j), raw[j]};
+    if (!skippedScores.empty() && hasName(weighted.plugin->name(), skippedScores)) continue;
     weighted.plugin->normalizeScores(state, pod, scores);
     for (size_t j = 0; j < feasibleCount; ++j) {
       int64_t score = scores[j].score;

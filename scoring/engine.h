@@ -31,7 +31,7 @@ enum class Detail : uint8_t {
 struct NodeOutcome {
   const NodeInfo* node = nullptr;
   Code code = Code::Success;          // Success = feasible
-  std::vector<std::string> reasons;   // for unfeasible nodes
+  Reasons reasons;                    // for unfeasible nodes (shared, cheap to copy)
   std::string_view failedPlugin;
   std::vector<int64_t> pluginScores;  // normalised, before weight; parallel to Decision::scorePlugins
   int64_t total = 0;

@@ -34,7 +34,7 @@ ordered_json explainJson(const Pod& pod, const Decision& decision) {
   for (const NodeOutcome& outcome : decision.nodes) {
     const std::string& name = outcome.node->name();
     if (outcome.code != Code::Success) {
-      unfeasible[name] = outcome.reasons;
+      unfeasible[name] = outcome.reasons.list();
       continue;
     }
     feasible.push_back(name);

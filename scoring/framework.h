@@ -32,26 +32,57 @@ enum class Code : uint8_t {
 };
 std::string_view toString(Code code);
 
+// The reasons of a Status: immutable and shared, so that copying a Status (or
+// keeping the same rejection for thousands of nodes) never allocates.
+class Reasons {
+ public:
+  Reasons() = default;
+  explicit Reasons(std::vector<std::string> reasons)
+      : list_(reasons.empty() ? nullptr : std::make_shared<const std::vector<std::string>>(std::move(reasons))) {}
+
+  const std::vector<std::string>& list() const { return list_ ? *list_ : none(); }
+  operator const std::vector<std::string>&() const { return list(); }  // NOLINT: reads like the list it is
+  auto begin() const { return list().begin(); }
+  auto end() const { return list().end(); }
+  size_t size() const { return list().size(); }
+  bool empty() const { return list().empty(); }
+  const std::string& operator[](size_t i) const { return list()[i]; }
+  // Equal for copies of the same Reasons: the engine counts repeated rejections by it.
+  const void* identity() const { return list_.get(); }
+
+  friend bool operator==(const Reasons& a, const Reasons& b) { return a.list() == b.list(); }
+  friend bool operator==(const Reasons& a, const std::vector<std::string>& b) { return a.list() == b; }
+
+ private:
+  static const std::vector<std::string>& none() {
+    static const std::vector<std::string> none;
+    return none;
+  }
+  std::shared_ptr<const std::vector<std::string>> list_;
+};
+
 class Status {
  public:
   Status() = default;
-  Status(Code code, std::string reason) : code_(code) { reasons_.push_back(std::move(reason)); }
+  Status(Code code, std::string reason) : code_(code), reasons_(std::vector<std::string>{std::move(reason)}) {}
   Status(Code code, std::vector<std::string> reasons) : code_(code), reasons_(std::move(reasons)) {}
+  Status(Code code, Reasons reasons) : code_(code), reasons_(std::move(reasons)) {}
   static Status success() { return {}; }
-  static Status skip() { return Status(Code::Skip, std::vector<std::string>{}); }
+  static Status skip() { return Status(Code::Skip, Reasons()); }
 
   Code code() const { return code_; }
   bool isSuccess() const { return code_ == Code::Success; }
   bool isSkip() const { return code_ == Code::Skip; }
   bool isRejected() const { return code_ == Code::Unschedulable || code_ == Code::UnschedulableAndUnresolvable; }
-  const std::vector<std::string>& reasons() const { return reasons_; }
+  const std::vector<std::string>& reasons() const { return reasons_.list(); }
+  const Reasons& sharedReasons() const { return reasons_; }
   // The plugin that produced a failure (set by the engine).
   std::string_view plugin() const { return plugin_; }
   void setPlugin(std::string_view plugin) { plugin_ = plugin; }
 
  private:
   Code code_ = Code::Success;
-  std::vector<std::string> reasons_;
+  Reasons reasons_;
   std::string_view plugin_;  // points at a plugin's static name
 };
 
@@ -77,6 +108,17 @@ class CycleState {
     }
     entries_.push_back(Entry{key, std::move(data)});
   }
+  // Per-decision memo a plugin fills as it goes (say, one Status per distinct
+  // rejection), kept across the engine's calls within one decision. A decision
+  // runs on one thread, so this is safe although the state is otherwise read-only.
+  template <class T>
+  T& memo(std::string_view key) const {
+    if (const T* found = read<T>(key)) return const_cast<T&>(*found);
+    auto data = std::make_unique<T>();
+    T& out = *data;
+    entries_.push_back(Entry{key, std::move(data)});
+    return out;
+  }
   template <class T>
   const T* read(std::string_view key) const {
     for (const Entry& e : entries_)
@@ -91,7 +133,7 @@ class CycleState {
     std::string_view key;
     std::unique_ptr<StateData> data;
   };
-  std::vector<Entry> entries_;
+  mutable std::vector<Entry> entries_;
 };
 
 struct NodeScore {
@@ -112,9 +154,32 @@ class PreFilterPlugin : public virtual Plugin {
   virtual Status preFilter(CycleState& state, const Pod& pod, const ClusterView& view) const = 0;
 };
 
+// Where FilterPlugin::filterAll reports the nodes it rejects.
+class FilterSink {
+ public:
+  // nodes[index] fails with status (not success). Indices must increase.
+  void reject(uint32_t index, Status status) { rejected_.emplace_back(index, std::move(status)); }
+
+  std::vector<std::pair<uint32_t, Status>>& rejected() { return rejected_; }
+
+ private:
+  std::vector<std::pair<uint32_t, Status>> rejected_;
+};
+
 class FilterPlugin : public virtual Plugin {
  public:
   virtual Status filter(const CycleState& state, const Pod& pod, const NodeInfo& node) const = 0;
+  // Filter over many nodes at once, reporting each rejection to the sink in
+  // node order; what the engine calls. The default calls filter() per node;
+  // plugins override it to read their cycle state once and loop tightly, and
+  // must answer exactly as filter() would.
+  virtual void filterAll(const CycleState& state, const Pod& pod, std::span<const NodeInfo* const> nodes,
+                         FilterSink& sink) const {
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      Status status = filter(state, pod, *nodes[i]);
+      if (!status.isSuccess()) sink.reject(static_cast<uint32_t>(i), std::move(status));
+    }
+  }
 };
 
 class PreScorePlugin : public virtual Plugin {
@@ -127,6 +192,12 @@ class PreScorePlugin : public virtual Plugin {
 class ScorePlugin : public virtual Plugin {
  public:
   virtual int64_t score(const CycleState& state, const Pod& pod, const NodeInfo& node) const = 0;
+  // score() for many nodes: out[i] = score of nodes[i]. What the engine calls;
+  // the default calls score() per node, overrides must answer the same.
+  virtual void scoreAll(const CycleState& state, const Pod& pod, std::span<const NodeInfo* const> nodes,
+                        std::span<int64_t> out) const {
+    for (size_t i = 0; i < nodes.size(); ++i) out[i] = score(state, pod, *nodes[i]);
+  }
   // Optional ScoreExtensions.NormalizeScore; scores must end in [0, 100].
   virtual void normalizeScores(const CycleState& state, const Pod& pod, std::span<NodeScore> scores) const {}
 };

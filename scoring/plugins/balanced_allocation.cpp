@@ -49,6 +49,13 @@ class BalancedAllocation final : public PreScorePlugin, public ScorePlugin {
     return allocation_.balanced(node, podRequests);
   }
 
+  void scoreAll(const CycleState& state, const Pod& pod, std::span<const NodeInfo* const> nodes,
+                std::span<int64_t> out) const override {
+    const PodBalanceRequests* requests = state.read<PodBalanceRequests>(kPreScoreKey);
+    if (requests == nullptr) return ScorePlugin::scoreAll(state, pod, nodes, out);
+    for (size_t i = 0; i < nodes.size(); ++i) out[i] = allocation_.balanced(*nodes[i], requests->values);
+  }
+
  private:
   ResourceAllocation allocation_;
 };

@@ -1,5 +1,6 @@
 #include "scoring/plugins/image_locality.h"
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -75,6 +76,21 @@ class ImageLocality final : public PreScorePlugin, public ScorePlugin {
       if (size > 0) sum += static_cast<int64_t>(static_cast<double>(size) * image.spread);
     }
     return imageLocalityPriority(sum, images->numContainers);
+  }
+
+  void scoreAll(const CycleState& state, const Pod& pod, std::span<const NodeInfo* const> nodes,
+                std::span<int64_t> out) const override {
+    const PodImages* images = state.read<PodImages>(kStateKey);
+    if (images == nullptr) {
+      std::fill(out.begin(), out.end(), 0);
+      return;
+    }
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      const NodeInfo& node = *nodes[i];
+      out[i] = !node.imageSizes.empty() && node.id < images->sumByNodeId.size()
+                   ? imageLocalityPriority(images->sumByNodeId[node.id], images->numContainers)
+                   : score(state, pod, node);
+    }
   }
 };
 

@@ -1,6 +1,8 @@
 #include "scoring/plugins/node_resources_fit.h"
 
 #include <algorithm>
+#include <array>
+#include <optional>
 #include <limits>
 #include <utility>
 
@@ -163,6 +165,11 @@ struct PodFitRequest final : StateData {
   std::vector<std::pair<std::string, int64_t>> scalars;
 };
 
+constexpr std::string_view kRejectionsKey = "FilterNodeResourcesFitRejections";
+struct Rejections final : StateData {
+  std::array<std::optional<Status>, 32> byShape;  // by nativeShortfall()
+};
+
 struct PodScoreRequests final : StateData {
   std::vector<int64_t> values;  // parallel to the configured resources
 };
@@ -205,20 +212,28 @@ class NodeResourcesFit final : public PreFilterPlugin, public FilterPlugin, publ
     if (request == nullptr)
       return Status(Code::Error, "error reading \"PreFilterNodeResourcesFit\" from cycleState: not found");
 
-    // Fast path: decide without building anything.
-    const Resources& allocatable = node.allocatable();
-    const Resources& used = node.requested;
-    bool fits = static_cast<int64_t>(node.podCount) + 1 <= allocatable.pods &&
-                !(request->milliCpu > 0 && request->milliCpu > available(allocatable.milliCpu, used.milliCpu)) &&
-                !(request->memory > 0 && request->memory > available(allocatable.memory, used.memory)) &&
-                !(request->ephemeralStorage > 0 &&
-                  request->ephemeralStorage > available(allocatable.ephemeralStorage, used.ephemeralStorage));
-    for (size_t i = 0; fits && i < request->scalars.size(); ++i) {
-      const auto& [resource, quantity] = request->scalars[i];
-      fits = quantity <= available(allocatable.scalar(resource), used.scalar(resource));
-    }
-    if (fits) return Status::success();
+    if (fits(*request, node)) return Status::success();
     return insufficientResources(*request, node);
+  }
+
+  void filterAll(const CycleState& state, const Pod& pod, std::span<const NodeInfo* const> nodes,
+                 FilterSink& sink) const override {
+    const PodFitRequest* request = state.read<PodFitRequest>(kPreFilterKey);
+    if (request == nullptr) return FilterPlugin::filterAll(state, pod, nodes, sink);
+    // Rejections without a scalar resource take one of a few shapes (which of
+    // pods, cpu, memory, ephemeral-storage, and whether unresolvable): one Status each.
+    auto& byShape = state.memo<Rejections>(kRejectionsKey).byShape;
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      const NodeInfo& node = *nodes[i];
+      if (fits(*request, node)) continue;
+      int shape = nativeShortfall(*request, node);
+      if (shape < 0) {
+        sink.reject(static_cast<uint32_t>(i), insufficientResources(*request, node));
+        continue;
+      }
+      if (!byShape[shape]) byShape[shape] = insufficientResources(*request, node);
+      sink.reject(static_cast<uint32_t>(i), *byShape[shape]);
+    }
   }
 
   Status preScore(CycleState& state, const Pod& pod, std::span<const NodeInfo* const>,
@@ -234,6 +249,26 @@ class NodeResourcesFit final : public PreFilterPlugin, public FilterPlugin, publ
       return scoreWith(node, requests->values);
     // PreScore did not run (upstream computes the requests on the spot).
     return scoreWith(node, allocation_.podRequests(pod));
+  }
+
+  void scoreAll(const CycleState& state, const Pod& pod, std::span<const NodeInfo* const> nodes,
+                std::span<int64_t> out) const override {
+    const PodScoreRequests* requests = state.read<PodScoreRequests>(kPreScoreKey);
+    std::vector<int64_t> computed;
+    if (requests == nullptr) computed = allocation_.podRequests(pod);
+    std::span<const int64_t> values = requests != nullptr ? std::span<const int64_t>(requests->values) : computed;
+    switch (strategy_) {
+      case ScoringStrategyType::LeastAllocated:
+        for (size_t i = 0; i < nodes.size(); ++i) out[i] = allocation_.leastAllocated(*nodes[i], values);
+        return;
+      case ScoringStrategyType::MostAllocated:
+        for (size_t i = 0; i < nodes.size(); ++i) out[i] = allocation_.mostAllocated(*nodes[i], values);
+        return;
+      case ScoringStrategyType::RequestedToCapacityRatio:
+        for (size_t i = 0; i < nodes.size(); ++i)
+          out[i] = allocation_.requestedToCapacityRatio(shape_, *nodes[i], values);
+        return;
+    }
   }
 
  private:
@@ -252,6 +287,43 @@ class NodeResourcesFit final : public PreFilterPlugin, public FilterPlugin, publ
         return allocation_.requestedToCapacityRatio(shape_, node, podRequests);
     }
     return 0;
+  }
+
+  static bool fits(const PodFitRequest& request, const NodeInfo& node) {
+    const Resources& allocatable = node.allocatable();
+    const Resources& used = node.requested;
+    bool fits = static_cast<int64_t>(node.podCount) + 1 <= allocatable.pods &&
+                !(request.milliCpu > 0 && request.milliCpu > available(allocatable.milliCpu, used.milliCpu)) &&
+                !(request.memory > 0 && request.memory > available(allocatable.memory, used.memory)) &&
+                !(request.ephemeralStorage > 0 &&
+                  request.ephemeralStorage > available(allocatable.ephemeralStorage, used.ephemeralStorage));
+    for (size_t i = 0; fits && i < request.scalars.size(); ++i) {
+      const auto& [resource, quantity] = request.scalars[i];
+      fits = quantity <= available(allocatable.scalar(resource), used.scalar(resource));
+    }
+    return fits;
+  }
+
+  // Which of pods, cpu, memory, ephemeral-storage (bits 0-3) a node lacks, and
+  // whether one of them exceeds the whole node (bit 4); -1 when a scalar
+  // resource is short too. Mirrors insufficientResources().
+  static int nativeShortfall(const PodFitRequest& request, const NodeInfo& node) {
+    const Resources& allocatable = node.allocatable();
+    const Resources& used = node.requested;
+    for (const auto& [resource, quantity] : request.scalars)
+      if (quantity > available(allocatable.scalar(resource), used.scalar(resource))) return -1;
+    int shape = 0;
+    if (static_cast<int64_t>(node.podCount) + 1 > allocatable.pods) shape |= 1;
+    auto check = [&](int64_t requested, int64_t alloc, int64_t inUse, int bit) {
+      if (requested > 0 && requested > available(alloc, inUse)) {
+        shape |= bit;
+        if (requested > alloc) shape |= 16;
+      }
+    };
+    check(request.milliCpu, allocatable.milliCpu, used.milliCpu, 2);
+    check(request.memory, allocatable.memory, used.memory, 4);
+    check(request.ephemeralStorage, allocatable.ephemeralStorage, used.ephemeralStorage, 8);
+    return shape;
   }
 
   // The slow path of Filter: every reason, in upstream's order (pods, cpu,

@@ -1,5 +1,6 @@
 #include "scoring/plugins/node_unschedulable.h"
 
+#include <optional>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -18,10 +19,24 @@ class NodeUnschedulable final : public FilterPlugin {
   Status filter(const CycleState&, const Pod& pod, const NodeInfo& node) const override {
     if (!node.node.unschedulable) return Status::success();
     if (podToleratesUnschedulable(pod)) return Status::success();
-    return Status(Code::UnschedulableAndUnresolvable, std::string(kErrReasonNodeUnschedulable));
+    return rejected();
+  }
+
+  void filterAll(const CycleState&, const Pod& pod, std::span<const NodeInfo* const> nodes,
+                 FilterSink& sink) const override {
+    std::optional<bool> tolerated;  // decided on the first cordoned node
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      if (!nodes[i]->node.unschedulable) continue;
+      if (!tolerated) tolerated = podToleratesUnschedulable(pod);
+      if (!*tolerated) sink.reject(static_cast<uint32_t>(i), rejected());
+    }
   }
 
  private:
+  static Status rejected() {
+    static const Status kRejected(Code::UnschedulableAndUnresolvable, std::string(kErrReasonNodeUnschedulable));
+    return kRejected;
+  }
   static bool podToleratesUnschedulable(const Pod& pod) {
     if (pod.tolerations.empty()) return false;
     static const Taint kUnschedulable{std::string(kTaintNodeUnschedulable), "", TaintEffect::NoSchedule};

@@ -1,5 +1,8 @@
 #include "scoring/plugins/taint_toleration.h"
 
+#include <algorithm>
+#include <vector>
+
 #include <nlohmann/json.hpp>
 
 #include "scoring/plugins/names.h"
@@ -44,6 +47,11 @@ bool appliesToPreferNoSchedule(const Toleration& t) {
   return t.effect == TaintEffect::All || t.effect == TaintEffect::PreferNoSchedule;
 }
 
+constexpr std::string_view kRejectionsKey = "FilterTaintTolerationRejections";
+struct Rejections final : StateData {
+  std::vector<std::pair<const Taint*, Status>> byTaint;
+};
+
 class TaintToleration final : public FilterPlugin, public ScorePlugin {
  public:
   std::string_view name() const override { return names::kTaintToleration; }
@@ -52,6 +60,24 @@ class TaintToleration final : public FilterPlugin, public ScorePlugin {
     const Taint* taint = findUntoleratedScheduleTaint(node.node.taints, pod.tolerations);
     if (taint == nullptr) return Status::success();
     return Status(Code::UnschedulableAndUnresolvable, untoleratedTaintReason(*taint));
+  }
+
+  void filterAll(const CycleState& state, const Pod& pod, std::span<const NodeInfo* const> nodes,
+                 FilterSink& sink) const override {
+    // Nodes share few distinct taints: one Status per distinct untolerated taint and decision.
+    auto& seen = state.memo<Rejections>(kRejectionsKey).byTaint;
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      const std::vector<Taint>& taints = nodes[i]->node.taints;
+      if (taints.empty()) continue;
+      const Taint* taint = findUntoleratedScheduleTaint(taints, pod.tolerations);
+      if (taint == nullptr) continue;
+      auto it = std::find_if(seen.begin(), seen.end(), [&](const auto& e) {
+        return e.first->key == taint->key && e.first->value == taint->value;
+      });
+      if (it == seen.end())
+        it = seen.insert(seen.end(), {taint, Status(Code::UnschedulableAndUnresolvable, untoleratedTaintReason(*taint))});
+      sink.reject(static_cast<uint32_t>(i), it->second);
+    }
   }
 
   // Upstream precomputes the PreferNoSchedule tolerations in PreScore; testing
@@ -70,6 +96,28 @@ class TaintToleration final : public FilterPlugin, public ScorePlugin {
       if (!tolerated) ++intolerable;
     }
     return intolerable;
+  }
+
+  void scoreAll(const CycleState&, const Pod& pod, std::span<const NodeInfo* const> nodes,
+                std::span<int64_t> out) const override {
+    std::vector<const Toleration*> applicable;
+    for (const Toleration& t : pod.tolerations)
+      if (appliesToPreferNoSchedule(t)) applicable.push_back(&t);
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      int64_t intolerable = 0;
+      for (const Taint& taint : nodes[i]->node.taints) {
+        if (taint.effect != TaintEffect::PreferNoSchedule) continue;
+        bool tolerated = false;
+        for (const Toleration* t : applicable) {
+          if (toleratesTaint(*t, taint)) {
+            tolerated = true;
+            break;
+          }
+        }
+        if (!tolerated) ++intolerable;
+      }
+      out[i] = intolerable;
+    }
   }
 
   void normalizeScores(const CycleState&, const Pod&, std::span<NodeScore> scores) const override {
