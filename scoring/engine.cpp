@@ -13,8 +13,7 @@ constexpr std::string_view kNoNodesAvailable = "no nodes available to schedule p
 struct Scratch {
   std::vector<uint32_t> feasible;             // candidate indices still feasible
   std::vector<const NodeInfo*> feasibleNodes; // parallel to feasible
-  std::vector<NodeScore> scores;              // plugin-major: [plugin][feasible]
-  std::vector<int64_t> raw;                   // one plugin's scores before normalising
+  std::vector<int64_t> scores;                // plugin-major: [plugin][feasible]
   std::vector<int64_t> totals;                // parallel to feasible
   std::vector<size_t> scoring;                // score plugins not skipped
   FilterSink sink;
@@ -226,15 +225,14 @@ Decision run(const Profile& profile, const Pod& pod, const ClusterView& view, si
   }
 
   // Score, NormalizeScore, weight. Totals are the weighted sums.
-  s.scores.resize(scorePlugins.size() * feasibleCount);
   s.totals.assign(feasibleCount, 0);
-  s.raw.resize(scorePlugins.size() * feasibleCount);
+  s.scores.resize(scorePlugins.size() * feasibleCount);
   // Raw scores tile by tile, every plugin over a tile while its NodeInfos are in cache.
   std::vector<size_t>& scoring = s.scoring;
   scoring.clear();
   for (size_t p = 0; p < scorePlugins.size(); ++p) {
     if (!skippedScores.empty() && hasName(scorePlugins[p].plugin->name(), skippedScores))
-      std::fill_n(s.raw.data() + p * feasibleCount, feasibleCount, 0);
+      std::fill_n(s.scores.data() + p * feasibleCount, feasibleCount, 0);
     else
       scoring.push_back(p);
   }
@@ -242,25 +240,28 @@ Decision run(const Profile& profile, const Pod& pod, const ClusterView& view, si
     const size_t n = std::min(kTile, feasibleCount - tileStart);
     for (size_t p : scoring)
       scorePlugins[p].plugin->scoreAll(state, pod, feasibleNodes.subspan(tileStart, n),
-                                       std::span<int64_t>(s.raw.data() + p * feasibleCount + tileStart, n));
+                                       std::span<int64_t>(s.scores.data() + p * feasibleCount + tileStart, n));
   }
   for (size_t p = 0; p < scorePlugins.size(); ++p) {
     const WeightedScorePlugin& weighted = scorePlugins[p];
-    std::span<NodeScore> scores(s.scores.data() + p * feasibleCount, feasibleCount);
-    const int64_t* raw = s.raw.data() + p * feasibleCount;
-    for (size_t j = 0; j < feasibleCount; ++j) scores[j] = NodeScore{static_cast<uint32_t>(j), raw[j]};
+    std::span<int64_t> scores(s.scores.data() + p * feasibleCount, feasibleCount);
     if (!skippedScores.empty() && hasName(weighted.plugin->name(), skippedScores)) continue;
     weighted.plugin->normalizeScores(state, pod, scores);
+    int64_t low = kMinNodeScore;
+    int64_t high = kMaxNodeScore;
     for (size_t j = 0; j < feasibleCount; ++j) {
-      int64_t score = scores[j].score;
-      if (score < kMinNodeScore || score > kMaxNodeScore) {
-        Status failure(Code::Error, "plugin \"" + std::string(weighted.plugin->name()) + "\" returns an invalid score " +
-                                        std::to_string(score) + ", it should in the range of [0, 100] after normalizing");
-        failure.setPlugin(weighted.plugin->name());
-        decision.failure = std::move(failure);
-        return decision;
-      }
-      s.totals[j] += score * weighted.weight;
+      low = std::min(low, scores[j]);
+      high = std::max(high, scores[j]);
+      s.totals[j] += scores[j] * weighted.weight;
+    }
+    if (low < kMinNodeScore || high > kMaxNodeScore) {
+      int64_t score = *std::find_if(scores.begin(), scores.end(),
+                                    [](int64_t v) { return v < kMinNodeScore || v > kMaxNodeScore; });
+      Status failure(Code::Error, "plugin \"" + std::string(weighted.plugin->name()) + "\" returns an invalid score " +
+                                      std::to_string(score) + ", it should in the range of [0, 100] after normalizing");
+      failure.setPlugin(weighted.plugin->name());
+      decision.failure = std::move(failure);
+      return decision;
     }
   }
 
@@ -277,7 +278,7 @@ Decision run(const Profile& profile, const Pod& pod, const ClusterView& view, si
   if (full) {
     for (size_t j = 0; j < feasibleCount; ++j) {
       NodeOutcome& outcome = decision.nodes[s.feasible[j]];
-      for (size_t p = 0; p < scorePlugins.size(); ++p) outcome.pluginScores[p] = s.scores[p * feasibleCount + j].score;
+      for (size_t p = 0; p < scorePlugins.size(); ++p) outcome.pluginScores[p] = s.scores[p * feasibleCount + j];
       outcome.total = s.totals[j];
     }
   }

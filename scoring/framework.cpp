@@ -13,17 +13,17 @@ std::string_view toString(Code code) {
   return "Unknown";
 }
 
-void defaultNormalizeScore(int64_t maxPriority, bool reverse, std::span<NodeScore> scores) {
+void defaultNormalizeScore(int64_t maxPriority, bool reverse, std::span<int64_t> scores) {
   int64_t maxCount = 0;
-  for (const NodeScore& s : scores) maxCount = std::max(maxCount, s.score);
+  for (int64_t s : scores) maxCount = std::max(maxCount, s);
   if (maxCount == 0) {
     if (reverse)
-      for (NodeScore& s : scores) s.score = maxPriority;
+      for (int64_t& s : scores) s = maxPriority;
     return;
   }
-  for (NodeScore& s : scores) {
-    s.score = maxPriority * s.score / maxCount;
-    if (reverse) s.score = maxPriority - s.score;
+  for (int64_t& s : scores) {
+    s = maxPriority * s / maxCount;
+    if (reverse) s = maxPriority - s;
   }
 }
 

@@ -136,10 +136,6 @@ class CycleState {
   mutable std::vector<Entry> entries_;
 };
 
-struct NodeScore {
-  uint32_t node;  // index into the candidate list the engine scores
-  int64_t score;
-};
 
 class Plugin {
  public:
@@ -199,11 +195,12 @@ class ScorePlugin : public virtual Plugin {
     for (size_t i = 0; i < nodes.size(); ++i) out[i] = score(state, pod, *nodes[i]);
   }
   // Optional ScoreExtensions.NormalizeScore; scores must end in [0, 100].
-  virtual void normalizeScores(const CycleState& state, const Pod& pod, std::span<NodeScore> scores) const {}
+  // scores[i] belongs to the i-th node scored.
+  virtual void normalizeScores(const CycleState& state, const Pod& pod, std::span<int64_t> scores) const {}
 };
 
 // Upstream helper (framework/plugins/helper/normalize_score.go): scales so the
 // maximum becomes maxPriority; reverse flips it. All zero stays zero (or max when reversed).
-void defaultNormalizeScore(int64_t maxPriority, bool reverse, std::span<NodeScore> scores);
+void defaultNormalizeScore(int64_t maxPriority, bool reverse, std::span<int64_t> scores);
 
 }  // namespace placer

@@ -31,12 +31,12 @@ class LabelPriority final : public PreFilterPlugin, public FilterPlugin, public 
     return std::max<int64_t>(0, labelValue(node).value_or(0));
   }
 
-  void normalizeScores(const CycleState&, const Pod&, std::span<NodeScore> scores) const override {
+  void normalizeScores(const CycleState&, const Pod&, std::span<int64_t> scores) const override {
     int64_t max = 0;
-    for (const NodeScore& s : scores) max = std::max(max, s.score);
-    for (NodeScore& s : scores) {
+    for (int64_t s : scores) max = std::max(max, s);
+    for (int64_t& s : scores) {
       // 128-bit intermediate: raw values may use the whole int64 range.
-      s.score = max == 0 ? 0 : static_cast<int64_t>(static_cast<__int128>(s.score) * kMaxNodeScore / max);
+      s = max == 0 ? 0 : static_cast<int64_t>(static_cast<__int128>(s) * kMaxNodeScore / max);
     }
   }
 

@@ -480,7 +480,7 @@ class NodeAffinityPlugin final : public PreFilterPlugin, public FilterPlugin, pu
     return count;
   }
 
-  void normalizeScores(const CycleState&, const Pod&, std::span<NodeScore> scores) const override {
+  void normalizeScores(const CycleState&, const Pod&, std::span<int64_t> scores) const override {
     defaultNormalizeScore(kMaxNodeScore, /*reverse=*/false, scores);
   }
 

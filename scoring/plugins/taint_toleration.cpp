@@ -120,7 +120,7 @@ class TaintToleration final : public FilterPlugin, public ScorePlugin {
     }
   }
 
-  void normalizeScores(const CycleState&, const Pod&, std::span<NodeScore> scores) const override {
+  void normalizeScores(const CycleState&, const Pod&, std::span<int64_t> scores) const override {
     defaultNormalizeScore(kMaxNodeScore, /*reverse=*/true, scores);
   }
 };

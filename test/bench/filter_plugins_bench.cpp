@@ -109,11 +109,11 @@ void BM_Score(benchmark::State& state) {
   }
   std::vector<const NodeInfo*> nodes;
   for (const NodeInfo& n : view().nodes()) nodes.push_back(&n);
-  std::vector<NodeScore> scores(nodes.size());
+  std::vector<int64_t> scores(nodes.size());
   for (auto _ : state) {
     CycleState cycle;
     if (pre != nullptr && pre->preScore(cycle, pod, nodes, view()).isSkip()) continue;
-    for (uint32_t i = 0; i < nodes.size(); ++i) scores[i] = {i, scorer->score(cycle, pod, *nodes[i])};
+    for (uint32_t i = 0; i < nodes.size(); ++i) scores[i] = scorer->score(cycle, pod, *nodes[i]);
     scorer->normalizeScores(cycle, pod, scores);
   }
   benchmark::DoNotOptimize(scores.data());

@@ -87,11 +87,11 @@ class FakeBase : public virtual Plugin {
     auto it = script_.scores.find(node.name());
     return it == script_.scores.end() ? 0 : it->second;
   }
-  void doNormalize(std::span<NodeScore> scores) const {
+  void doNormalize(std::span<int64_t> scores) const {
     if (script_.normalize == "default") defaultNormalizeScore(kMaxNodeScore, false, scores);
     if (script_.normalize == "reverse") defaultNormalizeScore(kMaxNodeScore, true, scores);
     if (script_.normalize == "invalid")
-      for (NodeScore& s : scores) s.score = 101;
+      for (int64_t& s : scores) s = 101;
   }
   FakeScript script_;
 };
@@ -116,7 +116,7 @@ class FakeScore final : public ScorePlugin, public FakeBase {
   using FakeBase::FakeBase;
   std::string_view name() const override { return FakeBase::name(); }
   int64_t score(const CycleState&, const Pod&, const NodeInfo& node) const override { return doScore(node); }
-  void normalizeScores(const CycleState&, const Pod&, std::span<NodeScore> scores) const override {
+  void normalizeScores(const CycleState&, const Pod&, std::span<int64_t> scores) const override {
     doNormalize(scores);
   }
 };
@@ -129,7 +129,7 @@ class FakePreScoreScore final : public PreScorePlugin, public ScorePlugin, publi
     return doPreScore();
   }
   int64_t score(const CycleState&, const Pod&, const NodeInfo& node) const override { return doScore(node); }
-  void normalizeScores(const CycleState&, const Pod&, std::span<NodeScore> scores) const override {
+  void normalizeScores(const CycleState&, const Pod&, std::span<int64_t> scores) const override {
     doNormalize(scores);
   }
 };
@@ -145,7 +145,7 @@ class FakeAll final : public PreFilterPlugin, public FilterPlugin, public PreSco
     return doPreScore();
   }
   int64_t score(const CycleState&, const Pod&, const NodeInfo& node) const override { return doScore(node); }
-  void normalizeScores(const CycleState&, const Pod&, std::span<NodeScore> scores) const override {
+  void normalizeScores(const CycleState&, const Pod&, std::span<int64_t> scores) const override {
     doNormalize(scores);
   }
 };

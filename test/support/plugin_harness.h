@@ -50,10 +50,8 @@ inline ScoreOutcome runScore(const Plugin& plugin, const Pod& pod, const std::ve
   }
   const auto* scorer = dynamic_cast<const ScorePlugin*>(&plugin);
   if (scorer == nullptr) return out;
-  std::vector<NodeScore> scores;
-  for (uint32_t i = 0; i < nodes.size(); ++i) scores.push_back({i, scorer->score(state, pod, *nodes[i])});
-  scorer->normalizeScores(state, pod, scores);
-  for (const NodeScore& s : scores) out.scores[s.node] = s.score;
+  for (size_t i = 0; i < nodes.size(); ++i) out.scores[i] = scorer->score(state, pod, *nodes[i]);
+  scorer->normalizeScores(state, pod, out.scores);
   return out;
 }
 
