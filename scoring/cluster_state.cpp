@@ -148,9 +148,31 @@ bool sameImages(const std::vector<NodeImage>& a, const std::vector<NodeImage>& b
 }
 }  // namespace
 
+void MutableClusterView::indexTaints(NodeInfo& info) {
+  info.taintSetData = info.node.taints.data();
+  if (info.node.taints.empty()) {
+    info.taintSet = StringTable::kNone;
+    return;
+  }
+  std::string key;
+  for (const Taint& t : info.node.taints) {
+    key.append(t.key).push_back('\0');
+    key.append(t.value).push_back('\0');
+    key.push_back(static_cast<char>('0' + static_cast<int>(t.effect)));
+  }
+  info.taintSet = taintSets_.acquire(key);
+}
+
+void MutableClusterView::unindexTaints(NodeInfo& info) {
+  if (info.taintSet != StringTable::kNone) taintSets_.release(info.taintSet);
+  info.taintSet = StringTable::kNone;
+  info.taintSetData = nullptr;
+}
+
 void MutableClusterView::upsertNode(Node node) {
   if (auto it = nodeIndex_.find(node.name); it != nodeIndex_.end()) {
     NodeInfo& info = nodes_[it->second];
+    unindexTaints(info);
     if (sameImages(info.node.images, node.images)) {
       info.node = std::move(node);
     } else {
@@ -158,6 +180,7 @@ void MutableClusterView::upsertNode(Node node) {
       info.node = std::move(node);
       indexImages(info);
     }
+    indexTaints(info);
     info.generation = nodeGeneration_;
     return;
   }
@@ -174,6 +197,7 @@ void MutableClusterView::upsertNode(Node node) {
   }
   nodeIndex_.emplace(info.node.name, index);
   indexImages(info);
+  indexTaints(info);
   if (auto orphans = orphanSlots_.find(info.node.name); orphans != orphanSlots_.end()) {
     std::vector<uint32_t> slots = std::move(orphans->second);
     orphanSlots_.erase(orphans);
@@ -188,6 +212,7 @@ void MutableClusterView::removeNode(std::string_view nameView) {
   uint32_t index = it->second;
   NodeInfo& info = nodes_[index];
   unindexImages(info);
+  unindexTaints(info);
   freeNodeIds_.push_back(info.id);
   std::vector<uint32_t>& orphans = orphanSlots_[name];
   for (uint32_t slot : info.podSlots) {

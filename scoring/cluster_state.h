@@ -60,6 +60,8 @@ class StringTable {
   // How many acquisitions hold the string (0 for kNone).
   uint32_t refs(uint32_t id) const { return id == kNone ? 0 : entries_[id].refs; }
   size_t size() const { return index_.size(); }
+  // One more than the largest id ever handed out.
+  size_t bound() const { return entries_.size(); }
 
  private:
   struct Entry {
@@ -89,20 +91,30 @@ struct PodRecord {
 // The key a pod is stored under: uid, or "namespace/name" when uid is empty.
 std::string podKey(const Pod& pod);
 
-struct NodeInfo {
-  Node node;
+// Members are ordered so that what a decision reads of every node (usage,
+// allocatable, taints, the cordon flag, the image index) shares the first four
+// cache lines: at 15,000 nodes the filter and score passes are bound by memory.
+struct alignas(64) NodeInfo {
   Resources requested;        // sum of pod requests (bound pods + reservations)
   Resources nonZeroRequested; // with the scorers' non-zero defaults; milliCpu and memory only
   int32_t podCount = 0;       // bound pods + reservations
-  std::vector<HostPort> usedPorts;  // multiset: one entry per pod port
-  std::vector<uint32_t> podSlots;   // bound pods here: slots for ClusterView::pod() (topology plugins)
-  uint32_t generation = 0;          // resync mark
   // Dense id, stable while the node is in the view (reused after it leaves):
   // an index for per-node arrays a plugin builds in PreScore.
   uint32_t id = 0;
   // (image id, size in bytes) per image name the node holds, sorted by id;
   // ids from ClusterView::imageId(). Upstream's NodeInfo.ImageStates.
   std::vector<std::pair<uint32_t, int64_t>> imageSizes;
+  // Nodes of a pool share their taints: the view gives each distinct list of
+  // taints an id (ClusterView::taintSetBound()), so TaintToleration decides
+  // once per list instead of reading every node's taints. Trusted only while
+  // taintSetData == node.taints.data(): a NodeInfo copied or edited outside
+  // the view falls back to reading its taints.
+  uint32_t taintSet = UINT32_MAX;
+  const Taint* taintSetData = nullptr;
+  Node node;
+  std::vector<HostPort> usedPorts;  // multiset: one entry per pod port
+  std::vector<uint32_t> podSlots;   // bound pods here: slots for ClusterView::pod() (topology plugins)
+  uint32_t generation = 0;          // resync mark
 
   const std::string& name() const { return node.name; }
   // The size of an image on this node, or -1 when the node does not hold it.
@@ -130,6 +142,8 @@ class ClusterView {
     if (imageId >= imageHolders_.size()) return {};
     return imageHolders_[imageId];
   }
+  // One more than the largest NodeInfo::taintSet in use.
+  uint32_t taintSetBound() const { return static_cast<uint32_t>(taintSets_.bound()); }
   // One more than the largest NodeInfo::id in use.
   uint32_t nodeIdBound() const { return nodeIdBound_; }
   size_t podCount() const { return podByKey_.size(); }  // pods kept (bound, non-terminal)
@@ -152,6 +166,7 @@ class ClusterView {
   // Image names; a name's reference count is the number of nodes holding it.
   StringTable images_;
   std::vector<std::vector<std::pair<uint32_t, int64_t>>> imageHolders_;  // by image id
+  StringTable taintSets_;  // by the encoded taint list; a count of nodes per set
   std::vector<uint32_t> freeNodeIds_;
   uint32_t nodeIdBound_ = 0;
 };
@@ -200,6 +215,8 @@ class MutableClusterView : public ClusterView {
   void forgetPod(uint32_t slot);
   void indexImages(NodeInfo& info);
   void unindexImages(NodeInfo& info);
+  void indexTaints(NodeInfo& info);
+  void unindexTaints(NodeInfo& info);
 
   StringMap<Reservation> reservations_;
   uint32_t nodeGeneration_ = 0;

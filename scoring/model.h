@@ -195,13 +195,14 @@ struct NodeImage {
 };
 
 struct Node {
+  // What every decision reads comes first (NodeInfo keeps it in its first cache lines).
+  Resources allocatable;  // status.allocatable (pods -> Resources::pods)
+  std::vector<Taint> taints;
+  bool unschedulable = false;
   std::string name;
   std::string uid;
   std::string resourceVersion;
   Labels labels;
-  std::vector<Taint> taints;
-  bool unschedulable = false;
-  Resources allocatable;  // status.allocatable (pods -> Resources::pods)
   std::vector<NodeImage> images;
 };
 

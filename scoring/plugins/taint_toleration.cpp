@@ -1,6 +1,7 @@
 #include "scoring/plugins/taint_toleration.h"
 
 #include <algorithm>
+#include <optional>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -47,10 +48,34 @@ bool appliesToPreferNoSchedule(const Toleration& t) {
   return t.effect == TaintEffect::All || t.effect == TaintEffect::PreferNoSchedule;
 }
 
-constexpr std::string_view kRejectionsKey = "FilterTaintTolerationRejections";
-struct Rejections final : StateData {
-  std::vector<std::pair<const Taint*, Status>> byTaint;
+// Per decision: what the pod makes of each distinct taint list of the view
+// (NodeInfo::taintSet), decided on first sight.
+constexpr std::string_view kVerdictsKey = "TaintTolerationVerdicts";
+struct Verdicts final : StateData {
+  struct Verdict {
+    bool filtered = false;
+    std::optional<Status> rejection;  // set when a NoSchedule/NoExecute taint is untolerated
+    int32_t intolerable = -1;         // PreferNoSchedule taints not tolerated; -1 = not yet counted
+  };
+  std::vector<Verdict> bySet;
+  std::vector<std::pair<const Taint*, Status>> byTaint;  // one Status per distinct untolerated taint
+
+  Verdict& of(uint32_t set) {
+    if (set >= bySet.size()) bySet.resize(set + 1);
+    return bySet[set];
+  }
+  const Status& rejection(const Taint& taint) {
+    auto it = std::find_if(byTaint.begin(), byTaint.end(),
+                           [&](const auto& e) { return e.first->key == taint.key && e.first->value == taint.value; });
+    if (it == byTaint.end())
+      it = byTaint.insert(byTaint.end(), {&taint, Status(Code::UnschedulableAndUnresolvable, untoleratedTaintReason(taint))});
+    return it->second;
+  }
 };
+
+bool sharesTaintSet(const NodeInfo& node) {
+  return node.taintSet != UINT32_MAX && node.taintSetData == node.node.taints.data();
+}
 
 class TaintToleration final : public FilterPlugin, public ScorePlugin {
  public:
@@ -64,19 +89,23 @@ class TaintToleration final : public FilterPlugin, public ScorePlugin {
 
   void filterAll(const CycleState& state, const Pod& pod, std::span<const NodeInfo* const> nodes,
                  FilterSink& sink) const override {
-    // Nodes share few distinct taints: one Status per distinct untolerated taint and decision.
-    auto& seen = state.memo<Rejections>(kRejectionsKey).byTaint;
+    Verdicts& verdicts = state.memo<Verdicts>(kVerdictsKey);
     for (size_t i = 0; i < nodes.size(); ++i) {
-      const std::vector<Taint>& taints = nodes[i]->node.taints;
+      const NodeInfo& node = *nodes[i];
+      const std::vector<Taint>& taints = node.node.taints;
       if (taints.empty()) continue;
-      const Taint* taint = findUntoleratedScheduleTaint(taints, pod.tolerations);
-      if (taint == nullptr) continue;
-      auto it = std::find_if(seen.begin(), seen.end(), [&](const auto& e) {
-        return e.first->key == taint->key && e.first->value == taint->value;
-      });
-      if (it == seen.end())
-        it = seen.insert(seen.end(), {taint, Status(Code::UnschedulableAndUnresolvable, untoleratedTaintReason(*taint))});
-      sink.reject(static_cast<uint32_t>(i), it->second);
+      if (sharesTaintSet(node)) {
+        Verdicts::Verdict& v = verdicts.of(node.taintSet);
+        if (!v.filtered) {
+          v.filtered = true;
+          if (const Taint* taint = findUntoleratedScheduleTaint(taints, pod.tolerations))
+            v.rejection = verdicts.rejection(*taint);
+        }
+        if (v.rejection) sink.reject(static_cast<uint32_t>(i), *v.rejection);
+        continue;
+      }
+      if (const Taint* taint = findUntoleratedScheduleTaint(taints, pod.tolerations))
+        sink.reject(static_cast<uint32_t>(i), verdicts.rejection(*taint));
     }
   }
 
@@ -98,25 +127,20 @@ class TaintToleration final : public FilterPlugin, public ScorePlugin {
     return intolerable;
   }
 
-  void scoreAll(const CycleState&, const Pod& pod, std::span<const NodeInfo* const> nodes,
+  void scoreAll(const CycleState& state, const Pod& pod, std::span<const NodeInfo* const> nodes,
                 std::span<int64_t> out) const override {
-    std::vector<const Toleration*> applicable;
-    for (const Toleration& t : pod.tolerations)
-      if (appliesToPreferNoSchedule(t)) applicable.push_back(&t);
+    Verdicts& verdicts = state.memo<Verdicts>(kVerdictsKey);
     for (size_t i = 0; i < nodes.size(); ++i) {
-      int64_t intolerable = 0;
-      for (const Taint& taint : nodes[i]->node.taints) {
-        if (taint.effect != TaintEffect::PreferNoSchedule) continue;
-        bool tolerated = false;
-        for (const Toleration* t : applicable) {
-          if (toleratesTaint(*t, taint)) {
-            tolerated = true;
-            break;
-          }
-        }
-        if (!tolerated) ++intolerable;
+      const NodeInfo& node = *nodes[i];
+      if (node.node.taints.empty()) {
+        out[i] = 0;
+      } else if (sharesTaintSet(node)) {
+        Verdicts::Verdict& v = verdicts.of(node.taintSet);
+        if (v.intolerable < 0) v.intolerable = static_cast<int32_t>(score(state, pod, node));
+        out[i] = v.intolerable;
+      } else {
+        out[i] = score(state, pod, node);
       }
-      out[i] = intolerable;
     }
   }
 
