@@ -1,6 +1,7 @@
 #include "scoring/engine.h"
 
 #include <algorithm>
+#include <optional>
 #include <string>
 
 namespace placer {
@@ -151,6 +152,45 @@ Decision run(const Profile& profile, const Pod& pod, const ClusterView& view, si
   s.feasibleNodes.clear();
   s.feasible.reserve(count);
   s.feasibleNodes.reserve(count);
+  // Raw scores, plugin-major with stride `count`: [plugin][position in the feasible list].
+  s.scores.resize(scorePlugins.size() * count);
+
+  // PreScore, run once. When no PreScore plugin reads the feasible list, it
+  // runs as soon as the first node passes the filters and every tile is scored
+  // right after it is filtered, while its NodeInfos are still in cache (one
+  // pass over the nodes instead of two). Otherwise it runs on the whole
+  // feasible list after filtering, as upstream does. Either way a cycle with
+  // no feasible node never runs it, and a filter failure outranks its failure.
+  const bool fused = std::none_of(profile.preScorePlugins().begin(), profile.preScorePlugins().end(),
+                                  [](const PreScorePlugin* p) { return p->preScoreReadsFeasibleNodes(); });
+  bool preScored = false;
+  std::optional<Status> preScoreFailure;
+  std::vector<std::string_view> skippedScores;
+  std::vector<size_t>& scoring = s.scoring;  // score plugins not skipped
+  auto preScore = [&](std::span<const NodeInfo* const> feasible) {
+    preScored = true;
+    for (const PreScorePlugin* plugin : profile.preScorePlugins()) {
+      Status status = plugin->preScore(state, pod, feasible, view);
+      if (status.isSuccess()) continue;
+      if (status.isSkip()) {
+        skippedScores.push_back(plugin->name());
+        continue;
+      }
+      preScoreFailure = asFailure("prescore", plugin->name(), status);
+      return;
+    }
+    scoring.clear();
+    for (size_t p = 0; p < scorePlugins.size(); ++p)
+      if (skippedScores.empty() || !hasName(scorePlugins[p].plugin->name(), skippedScores)) scoring.push_back(p);
+  };
+  auto scoreRange = [&](size_t from, size_t to) {
+    for (size_t tileStart = from; tileStart < to; tileStart += kTile) {
+      const size_t n = std::min(kTile, to - tileStart);
+      std::span<const NodeInfo* const> tile(s.feasibleNodes.data() + tileStart, n);
+      for (size_t p : scoring)
+        scorePlugins[p].plugin->scoreAll(state, pod, tile, std::span<int64_t>(s.scores.data() + p * count + tileStart, n));
+    }
+  };
 
   // Filter in tiles of nodes: each active plugin runs over the tile's nodes
   // still feasible, in profile order, so the first plugin that rejects a node
@@ -199,6 +239,10 @@ Decision run(const Profile& profile, const Pod& pod, const ClusterView& view, si
       s.feasible.resize(kept);
       s.feasibleNodes.resize(kept);
     }
+    if (fused && s.feasible.size() > first && !decision.failure) {
+      if (!preScored) preScore({});
+      if (!preScoreFailure) scoreRange(first, s.feasible.size());
+    }
   }
   tally.forEach([&](const Reasons& reasons, int32_t n) { countReasons(decision.reasonCounts, reasons, n); });
   std::sort(decision.reasonCounts.begin(), decision.reasonCounts.end());
@@ -209,43 +253,24 @@ Decision run(const Profile& profile, const Pod& pod, const ClusterView& view, si
     for (NodeOutcome& outcome : decision.nodes)
       if (outcome.code == Code::Success) outcome.pluginScores.assign(scorePlugins.size(), 0);
   if (feasibleCount == 0 || decision.failure) return decision;
-
-  // PreScore on the feasible nodes: Skip means the plugin scores 0 everywhere.
-  std::vector<std::string_view> skippedScores;
-  std::span<const NodeInfo* const> feasibleNodes(s.feasibleNodes.data(), feasibleCount);
-  for (const PreScorePlugin* plugin : profile.preScorePlugins()) {
-    Status status = plugin->preScore(state, pod, feasibleNodes, view);
-    if (status.isSuccess()) continue;
-    if (status.isSkip()) {
-      skippedScores.push_back(plugin->name());
-      continue;
-    }
-    decision.failure = asFailure("prescore", plugin->name(), status);
+  if (!fused) {
+    preScore(std::span<const NodeInfo* const>(s.feasibleNodes.data(), feasibleCount));
+    if (!preScoreFailure) scoreRange(0, feasibleCount);
+  }
+  if (preScoreFailure) {
+    decision.failure = std::move(preScoreFailure);
     return decision;
   }
 
-  // Score, NormalizeScore, weight. Totals are the weighted sums.
+  // NormalizeScore and weight. Totals are the weighted sums; a skipped plugin scores 0.
   s.totals.assign(feasibleCount, 0);
-  s.scores.resize(scorePlugins.size() * feasibleCount);
-  // Raw scores tile by tile, every plugin over a tile while its NodeInfos are in cache.
-  std::vector<size_t>& scoring = s.scoring;
-  scoring.clear();
-  for (size_t p = 0; p < scorePlugins.size(); ++p) {
-    if (!skippedScores.empty() && hasName(scorePlugins[p].plugin->name(), skippedScores))
-      std::fill_n(s.scores.data() + p * feasibleCount, feasibleCount, 0);
-    else
-      scoring.push_back(p);
-  }
-  for (size_t tileStart = 0; tileStart < feasibleCount; tileStart += kTile) {
-    const size_t n = std::min(kTile, feasibleCount - tileStart);
-    for (size_t p : scoring)
-      scorePlugins[p].plugin->scoreAll(state, pod, feasibleNodes.subspan(tileStart, n),
-                                       std::span<int64_t>(s.scores.data() + p * feasibleCount + tileStart, n));
-  }
   for (size_t p = 0; p < scorePlugins.size(); ++p) {
     const WeightedScorePlugin& weighted = scorePlugins[p];
-    std::span<int64_t> scores(s.scores.data() + p * feasibleCount, feasibleCount);
-    if (!skippedScores.empty() && hasName(weighted.plugin->name(), skippedScores)) continue;
+    std::span<int64_t> scores(s.scores.data() + p * count, feasibleCount);
+    if (!skippedScores.empty() && hasName(weighted.plugin->name(), skippedScores)) {
+      std::fill(scores.begin(), scores.end(), 0);
+      continue;
+    }
     weighted.plugin->normalizeScores(state, pod, scores);
     int64_t low = kMinNodeScore;
     int64_t high = kMaxNodeScore;
@@ -278,7 +303,7 @@ Decision run(const Profile& profile, const Pod& pod, const ClusterView& view, si
   if (full) {
     for (size_t j = 0; j < feasibleCount; ++j) {
       NodeOutcome& outcome = decision.nodes[s.feasible[j]];
-      for (size_t p = 0; p < scorePlugins.size(); ++p) outcome.pluginScores[p] = s.scores[p * feasibleCount + j];
+      for (size_t p = 0; p < scorePlugins.size(); ++p) outcome.pluginScores[p] = s.scores[p * count + j];
       outcome.total = s.totals[j];
     }
   }

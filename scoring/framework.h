@@ -183,6 +183,10 @@ class PreScorePlugin : public virtual Plugin {
   // Returns Skip when Score has nothing to score for this pod (every node gets 0).
   virtual Status preScore(CycleState& state, const Pod& pod, std::span<const NodeInfo* const> feasible,
                           const ClusterView& view) const = 0;
+  // Whether preScore() reads `feasible`. When no plugin of a profile does, the
+  // engine may run PreScore before filtering ends (passing an empty list) and
+  // score each batch of nodes as soon as it is filtered.
+  virtual bool preScoreReadsFeasibleNodes() const { return true; }
 };
 
 class ScorePlugin : public virtual Plugin {

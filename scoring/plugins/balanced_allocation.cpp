@@ -29,6 +29,8 @@ class BalancedAllocation final : public PreScorePlugin, public ScorePlugin {
 
   std::string_view name() const override { return names::kNodeResourcesBalancedAllocation; }
 
+  bool preScoreReadsFeasibleNodes() const override { return false; }
+
   Status preScore(CycleState& state, const Pod& pod, std::span<const NodeInfo* const>,
                   const ClusterView&) const override {
     auto requests = std::make_unique<PodBalanceRequests>();

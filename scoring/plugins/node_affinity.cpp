@@ -456,6 +456,8 @@ class NodeAffinityPlugin final : public PreFilterPlugin, public FilterPlugin, pu
     return ParsedNodeSelector::parse(*pod.nodeAffinity->required).matches(node) ? Status::success() : podMismatch();
   }
 
+  bool preScoreReadsFeasibleNodes() const override { return false; }
+
   Status preScore(CycleState& state, const Pod& pod, std::span<const NodeInfo* const>,
                   const ClusterView&) const override {
     const bool preferred = hasPreferredAffinity(pod);

@@ -236,6 +236,8 @@ class NodeResourcesFit final : public PreFilterPlugin, public FilterPlugin, publ
     }
   }
 
+  bool preScoreReadsFeasibleNodes() const override { return false; }
+
   Status preScore(CycleState& state, const Pod& pod, std::span<const NodeInfo* const>,
                   const ClusterView&) const override {
     auto requests = std::make_unique<PodScoreRequests>();
