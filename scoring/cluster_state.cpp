@@ -169,10 +169,38 @@ void MutableClusterView::unindexTaints(NodeInfo& info) {
   info.taintSetData = nullptr;
 }
 
+void MutableClusterView::indexLabels(NodeInfo& info) {
+  for (const auto& [key, value] : info.node.labels) {
+    uint32_t keyId = labelKeys_.acquire(key);
+    if (keyId >= labelColumns_.size()) labelColumns_.resize(keyId + 1);
+    std::vector<uint32_t>& column = labelColumns_[keyId];
+    if (info.id >= column.size()) column.resize(std::max<size_t>(info.id + 1, nodeIdBound_), StringTable::kNone);
+    column[info.id] = labelValues_.acquire(value);
+  }
+  info.labelsData = info.node.labels.data();
+  info.labelsIndexed = true;
+}
+
+void MutableClusterView::unindexLabels(NodeInfo& info) {
+  if (!info.labelsIndexed) return;
+  for (const auto& [key, value] : info.node.labels) {
+    uint32_t keyId = labelKeys_.find(key);
+    if (keyId == StringTable::kNone) continue;
+    uint32_t& slot = labelColumns_[keyId][info.id];
+    labelValues_.release(slot);
+    slot = StringTable::kNone;
+    labelKeys_.release(keyId);
+    if (labelKeys_.refs(keyId) == 0) labelColumns_[keyId].clear();
+  }
+  info.labelsIndexed = false;
+  info.labelsData = nullptr;
+}
+
 void MutableClusterView::upsertNode(Node node) {
   if (auto it = nodeIndex_.find(node.name); it != nodeIndex_.end()) {
     NodeInfo& info = nodes_[it->second];
     unindexTaints(info);
+    unindexLabels(info);
     if (sameImages(info.node.images, node.images)) {
       info.node = std::move(node);
     } else {
@@ -181,6 +209,7 @@ void MutableClusterView::upsertNode(Node node) {
       indexImages(info);
     }
     indexTaints(info);
+    indexLabels(info);
     info.generation = nodeGeneration_;
     return;
   }
@@ -198,6 +227,7 @@ void MutableClusterView::upsertNode(Node node) {
   nodeIndex_.emplace(info.node.name, index);
   indexImages(info);
   indexTaints(info);
+  indexLabels(info);
   if (auto orphans = orphanSlots_.find(info.node.name); orphans != orphanSlots_.end()) {
     std::vector<uint32_t> slots = std::move(orphans->second);
     orphanSlots_.erase(orphans);
@@ -213,6 +243,7 @@ void MutableClusterView::removeNode(std::string_view nameView) {
   NodeInfo& info = nodes_[index];
   unindexImages(info);
   unindexTaints(info);
+  unindexLabels(info);
   freeNodeIds_.push_back(info.id);
   std::vector<uint32_t>& orphans = orphanSlots_[name];
   for (uint32_t slot : info.podSlots) {

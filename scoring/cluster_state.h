@@ -111,6 +111,10 @@ struct alignas(64) NodeInfo {
   // the view falls back to reading its taints.
   uint32_t taintSet = UINT32_MAX;
   const Taint* taintSetData = nullptr;
+  // Labels are indexed by the view (ClusterView::nodeLabel) while this is the
+  // node's own labels array and labelsIndexed is set; see labelsIndexedFor().
+  const std::pair<std::string, std::string>* labelsData = nullptr;
+  bool labelsIndexed = false;
   Node node;
   std::vector<HostPort> usedPorts;  // multiset: one entry per pod port
   std::vector<uint32_t> podSlots;   // bound pods here: slots for ClusterView::pod() (topology plugins)
@@ -142,6 +146,21 @@ class ClusterView {
     if (imageId >= imageHolders_.size()) return {};
     return imageHolders_[imageId];
   }
+  // Node labels, column by column: for each label key some node has, the value
+  // id per NodeInfo::id. Lets selectors match view nodes by integer compares.
+  // Valid only for a NodeInfo for which labelsIndexed() is true.
+  static bool labelsIndexed(const NodeInfo& node) {
+    return node.labelsIndexed && node.labelsData == node.node.labels.data();
+  }
+  uint32_t nodeLabelKeyId(std::string_view key) const { return labelKeys_.find(key); }
+  uint32_t nodeLabelValueId(std::string_view value) const { return labelValues_.find(value); }
+  std::string_view nodeLabelValue(uint32_t valueId) const { return labelValues_.text(valueId); }
+  // The value id of label keyId on the node, or StringTable::kNone when absent.
+  uint32_t nodeLabel(uint32_t keyId, uint32_t nodeId) const {
+    if (keyId >= labelColumns_.size()) return StringTable::kNone;
+    const std::vector<uint32_t>& column = labelColumns_[keyId];
+    return nodeId < column.size() ? column[nodeId] : StringTable::kNone;
+  }
   // One more than the largest NodeInfo::taintSet in use.
   uint32_t taintSetBound() const { return static_cast<uint32_t>(taintSets_.bound()); }
   // One more than the largest NodeInfo::id in use.
@@ -167,6 +186,9 @@ class ClusterView {
   StringTable images_;
   std::vector<std::vector<std::pair<uint32_t, int64_t>>> imageHolders_;  // by image id
   StringTable taintSets_;  // by the encoded taint list; a count of nodes per set
+  StringTable labelKeys_;    // node label keys; refs = nodes with the key
+  StringTable labelValues_;  // node label values; refs = (node, key) pairs with the value
+  std::vector<std::vector<uint32_t>> labelColumns_;  // [key id][node id] -> value id
   std::vector<uint32_t> freeNodeIds_;
   uint32_t nodeIdBound_ = 0;
 };
@@ -216,6 +238,8 @@ class MutableClusterView : public ClusterView {
   void indexImages(NodeInfo& info);
   void unindexImages(NodeInfo& info);
   void indexTaints(NodeInfo& info);
+  void indexLabels(NodeInfo& info);
+  void unindexLabels(NodeInfo& info);
   void unindexTaints(NodeInfo& info);
 
   StringMap<Reservation> reservations_;

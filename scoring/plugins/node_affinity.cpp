@@ -197,6 +197,10 @@ bool ParsedNodeSelectorTerm::matches(const Node& node) const {
       }
     }
   }
+  return fieldsMatch(node);
+}
+
+bool ParsedNodeSelectorTerm::fieldsMatch(const Node& node) const {
   // A node without a name has no fields; upstream then ignores matchFields.
   if (hasFieldSelector_ && !node.name.empty()) {
     for (const FieldRequirement& f : fields_) {
@@ -205,6 +209,67 @@ bool ParsedNodeSelectorTerm::matches(const Node& node) const {
     }
   }
   return true;
+}
+
+ParsedNodeSelectorTerm::Indexed ParsedNodeSelectorTerm::resolve(const ClusterView& view) const {
+  Indexed out;
+  out.term = this;
+  out.labels.reserve(labels_.size());
+  for (const LabelRequirement& r : labels_) {
+    Indexed::Requirement req{r.op, view.nodeLabelKeyId(r.key), {}, r.bound};
+    if (r.op == SelectorOperator::In || r.op == SelectorOperator::NotIn) {
+      // A value no node has can equal no node's value.
+      for (const std::string& v : r.values)
+        if (uint32_t id = view.nodeLabelValueId(v); id != StringTable::kNone) req.values.push_back(id);
+    }
+    out.labels.push_back(std::move(req));
+  }
+  return out;
+}
+
+bool ParsedNodeSelectorTerm::Indexed::matches(const NodeInfo& node, const ClusterView& view) const {
+  if (!term->errors_.empty() || term->empty_) return false;
+  for (const Requirement& r : labels) {
+    const uint32_t value = r.key == StringTable::kNone ? StringTable::kNone : view.nodeLabel(r.key, node.id);
+    const bool has = value != StringTable::kNone;
+    switch (r.op) {
+      case SelectorOperator::In:
+        if (!has || std::find(r.values.begin(), r.values.end(), value) == r.values.end()) return false;
+        break;
+      case SelectorOperator::NotIn:
+        if (has && std::find(r.values.begin(), r.values.end(), value) != r.values.end()) return false;
+        break;
+      case SelectorOperator::Exists:
+        if (!has) return false;
+        break;
+      case SelectorOperator::DoesNotExist:
+        if (has) return false;
+        break;
+      case SelectorOperator::Gt:
+      case SelectorOperator::Lt: {
+        if (!has) return false;
+        std::optional<int64_t> v = parseGoInt64(view.nodeLabelValue(value));
+        if (!v) return false;
+        if (r.op == SelectorOperator::Gt ? !(*v > r.bound) : !(*v < r.bound)) return false;
+        break;
+      }
+    }
+  }
+  return term->fieldsMatch(node.node);
+}
+
+ParsedNodeSelector::Indexed ParsedNodeSelector::resolve(const ClusterView& view) const {
+  Indexed out;
+  out.terms.reserve(terms_.size());
+  for (const ParsedNodeSelectorTerm& t : terms_) out.terms.push_back(t.resolve(view));
+  return out;
+}
+
+ParsedPreferredTerms::Indexed ParsedPreferredTerms::resolve(const ClusterView& view) const {
+  Indexed out;
+  out.terms.reserve(terms_.size());
+  for (const auto& [t, weight] : terms_) out.terms.emplace_back(t.resolve(view), weight);
+  return out;
 }
 
 ParsedNodeSelector ParsedNodeSelector::parse(const NodeSelector& selector, std::string_view path) {
@@ -382,10 +447,20 @@ constexpr std::string_view kPreScoreStateKey = "PreScoreNodeAffinity";
 
 struct RequiredAffinityState final : StateData {
   std::optional<ParsedNodeSelector> required;  // the pod's required terms, if it has any
+  // The same, the plugin's addedAffinity and the pod's nodeSelector resolved
+  // against the view's label index, for the nodes it indexes.
+  const ClusterView* view = nullptr;
+  std::optional<ParsedNodeSelector::Indexed> requiredIndexed;
+  std::optional<ParsedNodeSelector::Indexed> addedIndexed;
+  std::vector<std::pair<uint32_t, uint32_t>> selectorIndexed;  // (key id, value id)
+  bool selectorUnmatchable = false;  // a nodeSelector key or value no node has
 };
 
 struct PreferredAffinityState final : StateData {
   std::optional<ParsedPreferredTerms> preferred;  // the pod's preferred terms, if it has any
+  const ClusterView* view = nullptr;
+  std::optional<ParsedPreferredTerms::Indexed> preferredIndexed;
+  std::optional<ParsedPreferredTerms::Indexed> addedIndexed;
 };
 
 bool hasRequiredAffinity(const Pod& pod) { return pod.nodeAffinity && pod.nodeAffinity->required; }
@@ -433,11 +508,20 @@ class NodeAffinityPlugin final : public PreFilterPlugin, public FilterPlugin, pu
 
   std::string_view name() const override { return names::kNodeAffinity; }
 
-  Status preFilter(CycleState& state, const Pod& pod, const ClusterView&) const override {
+  Status preFilter(CycleState& state, const Pod& pod, const ClusterView& view) const override {
     const bool required = hasRequiredAffinity(pod);
     if (!required && !addedRequired_ && pod.nodeSelector.empty()) return Status::skip();
     auto data = std::make_unique<RequiredAffinityState>();
     if (required) data->required = ParsedNodeSelector::parse(*pod.nodeAffinity->required);
+    data->view = &view;
+    if (data->required) data->requiredIndexed = data->required->resolve(view);
+    if (addedRequired_) data->addedIndexed = addedRequired_->resolve(view);
+    for (const auto& [key, value] : pod.nodeSelector) {
+      uint32_t k = view.nodeLabelKeyId(key);
+      uint32_t v = view.nodeLabelValueId(value);
+      if (k == StringTable::kNone || v == StringTable::kNone) data->selectorUnmatchable = true;
+      data->selectorIndexed.emplace_back(k, v);
+    }
     state.write(kPreFilterStateKey, std::move(data));
     if (required && requiredTermsConflict(*pod.nodeAffinity->required))
       return Status(Code::UnschedulableAndUnresolvable, std::string(kErrReasonNodeAffinityConflict));
@@ -456,10 +540,39 @@ class NodeAffinityPlugin final : public PreFilterPlugin, public FilterPlugin, pu
     return ParsedNodeSelector::parse(*pod.nodeAffinity->required).matches(node) ? Status::success() : podMismatch();
   }
 
+  void filterAll(const CycleState& state, const Pod& pod, std::span<const NodeInfo* const> nodes,
+                 FilterSink& sink) const override {
+    const auto* data = state.read<RequiredAffinityState>(kPreFilterStateKey);
+    if (data == nullptr || data->view == nullptr) return FilterPlugin::filterAll(state, pod, nodes, sink);
+    static const Status kEnforced(Code::UnschedulableAndUnresolvable, std::string(kErrReasonNodeAffinityEnforced));
+    static const Status kMismatch = podMismatch();
+    const ClusterView& view = *data->view;
+    const bool required = hasRequiredAffinity(pod);
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      const NodeInfo& node = *nodes[i];
+      if (!ClusterView::labelsIndexed(node)) {
+        Status status = filter(state, pod, node);
+        if (!status.isSuccess()) sink.reject(static_cast<uint32_t>(i), std::move(status));
+        continue;
+      }
+      if (data->addedIndexed && !data->addedIndexed->matches(node, view)) {
+        sink.reject(static_cast<uint32_t>(i), kEnforced);
+        continue;
+      }
+      bool selected = !data->selectorUnmatchable;
+      for (size_t k = 0; selected && k < data->selectorIndexed.size(); ++k) {
+        const auto& [key, value] = data->selectorIndexed[k];
+        selected = view.nodeLabel(key, node.id) == value;
+      }
+      if (!selected || (required && data->requiredIndexed && !data->requiredIndexed->matches(node, view)))
+        sink.reject(static_cast<uint32_t>(i), kMismatch);
+    }
+  }
+
   bool preScoreReadsFeasibleNodes() const override { return false; }
 
   Status preScore(CycleState& state, const Pod& pod, std::span<const NodeInfo* const>,
-                  const ClusterView&) const override {
+                  const ClusterView& view) const override {
     const bool preferred = hasPreferredAffinity(pod);
     if (!preferred && !addedPreferred_) return Status::skip();
     auto data = std::make_unique<PreferredAffinityState>();
@@ -467,6 +580,9 @@ class NodeAffinityPlugin final : public PreFilterPlugin, public FilterPlugin, pu
       data->preferred = ParsedPreferredTerms::parse(pod.nodeAffinity->preferred);
       if (!data->preferred->errors().empty()) return Status(Code::Error, aggregate(data->preferred->errors()));
     }
+    data->view = &view;
+    if (data->preferred) data->preferredIndexed = data->preferred->resolve(view);
+    if (addedPreferred_) data->addedIndexed = addedPreferred_->resolve(view);
     state.write(kPreScoreStateKey, std::move(data));
     return Status::success();
   }
@@ -480,6 +596,23 @@ class NodeAffinityPlugin final : public PreFilterPlugin, public FilterPlugin, pu
       count += ParsedPreferredTerms::parse(pod.nodeAffinity->preferred).score(node);
     }
     return count;
+  }
+
+  void scoreAll(const CycleState& state, const Pod& pod, std::span<const NodeInfo* const> nodes,
+                std::span<int64_t> out) const override {
+    const auto* data = state.read<PreferredAffinityState>(kPreScoreStateKey);
+    if (data == nullptr || data->view == nullptr) return ScorePlugin::scoreAll(state, pod, nodes, out);
+    const ClusterView& view = *data->view;
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      const NodeInfo& node = *nodes[i];
+      if (!ClusterView::labelsIndexed(node)) {
+        out[i] = score(state, pod, node);
+        continue;
+      }
+      int64_t count = data->addedIndexed ? data->addedIndexed->score(node, view) : 0;
+      if (data->preferredIndexed) count += data->preferredIndexed->score(node, view);
+      out[i] = count;
+    }
   }
 
   void normalizeScores(const CycleState&, const Pod&, std::span<int64_t> scores) const override {

@@ -54,7 +54,24 @@ class ParsedNodeSelectorTerm {
   const std::vector<std::string>& errors() const { return errors_; }
   bool matches(const Node& node) const;
 
+  // The term resolved against a view's node label index, for one decision:
+  // matches() then compares integers. Only for nodes with
+  // ClusterView::labelsIndexed(node); the view must not change meanwhile.
+  struct Indexed {
+    struct Requirement {
+      SelectorOperator op;
+      uint32_t key;                  // StringTable::kNone: no node has the key
+      std::vector<uint32_t> values;  // In/NotIn: ids of the values some node has
+      int64_t bound = 0;
+    };
+    const ParsedNodeSelectorTerm* term = nullptr;
+    std::vector<Requirement> labels;
+    bool matches(const NodeInfo& node, const ClusterView& view) const;
+  };
+  Indexed resolve(const ClusterView& view) const;
+
  private:
+  bool fieldsMatch(const Node& node) const;
   struct LabelRequirement {
     std::string key;
     SelectorOperator op;
@@ -82,6 +99,16 @@ class ParsedNodeSelector {
   // Every parse error of every term (NewNodeSelector fails on any of them).
   std::vector<std::string> errors() const;
 
+  struct Indexed {
+    std::vector<ParsedNodeSelectorTerm::Indexed> terms;
+    bool matches(const NodeInfo& node, const ClusterView& view) const {
+      for (const auto& t : terms)
+        if (t.matches(node, view)) return true;
+      return false;
+    }
+  };
+  Indexed resolve(const ClusterView& view) const;
+
  private:
   std::vector<ParsedNodeSelectorTerm> terms_;
 };
@@ -93,6 +120,17 @@ class ParsedPreferredTerms {
   int64_t score(const Node& node) const;
   const std::vector<std::string>& errors() const { return errors_; }
   bool empty() const { return terms_.empty(); }
+
+  struct Indexed {
+    std::vector<std::pair<ParsedNodeSelectorTerm::Indexed, int32_t>> terms;
+    int64_t score(const NodeInfo& node, const ClusterView& view) const {
+      int64_t score = 0;
+      for (const auto& [term, weight] : terms)
+        if (term.matches(node, view)) score += weight;
+      return score;
+    }
+  };
+  Indexed resolve(const ClusterView& view) const;
 
  private:
   std::vector<std::pair<ParsedNodeSelectorTerm, int32_t>> terms_;
