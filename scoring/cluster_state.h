@@ -94,16 +94,20 @@ std::string podKey(const Pod& pod);
 // Members are ordered so that what a decision reads of every node (usage,
 // allocatable, taints, the cordon flag, the image index) shares the first four
 // cache lines: at 15,000 nodes the filter and score passes are bound by memory.
+// The scorers' view of usage: cpu and memory with the non-zero defaults.
+struct NonZeroUsage {
+  int64_t milliCpu = 0;
+  int64_t memory = 0;
+  bool operator==(const NonZeroUsage&) const = default;
+};
+
 struct alignas(64) NodeInfo {
-  Resources requested;        // sum of pod requests (bound pods + reservations)
-  Resources nonZeroRequested; // with the scorers' non-zero defaults; milliCpu and memory only
-  int32_t podCount = 0;       // bound pods + reservations
+  Resources requested;            // sum of pod requests (bound pods + reservations)
+  NonZeroUsage nonZeroRequested;  // with the scorers' non-zero defaults
+  int32_t podCount = 0;           // bound pods + reservations
   // Dense id, stable while the node is in the view (reused after it leaves):
   // an index for per-node arrays a plugin builds in PreScore.
   uint32_t id = 0;
-  // (image id, size in bytes) per image name the node holds, sorted by id;
-  // ids from ClusterView::imageId(). Upstream's NodeInfo.ImageStates.
-  std::vector<std::pair<uint32_t, int64_t>> imageSizes;
   // Nodes of a pool share their taints: the view gives each distinct list of
   // taints an id (ClusterView::taintSetBound()), so TaintToleration decides
   // once per list instead of reading every node's taints. Trusted only while
@@ -111,11 +115,14 @@ struct alignas(64) NodeInfo {
   // the view falls back to reading its taints.
   uint32_t taintSet = UINT32_MAX;
   const Taint* taintSetData = nullptr;
+  Node node;  // allocatable, taints and the cordon flag first
+  // (image id, size in bytes) per image name the node holds, sorted by id;
+  // ids from ClusterView::imageId(). Upstream's NodeInfo.ImageStates.
+  std::vector<std::pair<uint32_t, int64_t>> imageSizes;
   // Labels are indexed by the view (ClusterView::nodeLabel) while this is the
-  // node's own labels array and labelsIndexed is set; see labelsIndexedFor().
+  // node's own labels array and labelsIndexed is set; see ClusterView::labelsIndexed().
   const std::pair<std::string, std::string>* labelsData = nullptr;
   bool labelsIndexed = false;
-  Node node;
   std::vector<HostPort> usedPorts;  // multiset: one entry per pod port
   std::vector<uint32_t> podSlots;   // bound pods here: slots for ClusterView::pod() (topology plugins)
   uint32_t generation = 0;          // resync mark
@@ -145,6 +152,10 @@ class ClusterView {
   std::span<const std::pair<uint32_t, int64_t>> imageHolders(uint32_t imageId) const {
     if (imageId >= imageHolders_.size()) return {};
     return imageHolders_[imageId];
+  }
+  // Whether a NodeInfo is one of this view's (not a copy): ids and indexes apply.
+  bool holds(const NodeInfo& node) const {
+    return !nodes_.empty() && &node >= nodes_.data() && &node < nodes_.data() + nodes_.size();
   }
   // Node labels, column by column: for each label key some node has, the value
   // id per NodeInfo::id. Lets selectors match view nodes by integer compares.

@@ -28,6 +28,7 @@ struct PodImages final : StateData {
   // Sum over the pod's images held, by NodeInfo::id, built image-major from the
   // view's holder lists (one sequential pass instead of a search per node).
   std::span<const int64_t> sumByNodeId;  // in the thread's buffer below
+  const ClusterView* view = nullptr;     // whose NodeInfo::id index sumByNodeId
 };
 
 // sumByNodeId's storage, reused by the decisions of a thread (a decision runs
@@ -69,6 +70,7 @@ class ImageLocality final : public PreScorePlugin, public ScorePlugin {
       for (const auto& [nodeId, size] : view.imageHolders(image.id))
         if (size > 0) sums[nodeId] += static_cast<int64_t>(static_cast<double>(size) * image.spread);
     data->sumByNodeId = sums;
+    data->view = &view;
     state.write(kStateKey, std::move(data));
     return Status::success();
   }
@@ -78,7 +80,7 @@ class ImageLocality final : public PreScorePlugin, public ScorePlugin {
     if (images == nullptr) return 0;  // PreScore skipped: no node holds any of the images
     // A node indexed by the view reads its precomputed sum; one built by hand
     // (not in the view) is searched directly.
-    if (!node.imageSizes.empty() && node.id < images->sumByNodeId.size())
+    if (images->view != nullptr && images->view->holds(node) && node.id < images->sumByNodeId.size())
       return imageLocalityPriority(images->sumByNodeId[node.id], images->numContainers);
     int64_t sum = 0;
     for (const PodImages::Image& image : images->images) {
@@ -97,7 +99,7 @@ class ImageLocality final : public PreScorePlugin, public ScorePlugin {
     }
     for (size_t i = 0; i < nodes.size(); ++i) {
       const NodeInfo& node = *nodes[i];
-      out[i] = !node.imageSizes.empty() && node.id < images->sumByNodeId.size()
+      out[i] = images->view->holds(node) && node.id < images->sumByNodeId.size()
                    ? imageLocalityPriority(images->sumByNodeId[node.id], images->numContainers)
                    : score(state, pod, node);
     }

@@ -78,10 +78,13 @@ class ResourceAllocation {
   Amounts amounts(size_t i, const NodeInfo& node, int64_t podRequest) const {
     const Entry& e = entries_[i];
     const Resources& allocatable = node.allocatable();
-    const Resources& requested = basis_ == RequestBasis::NonZero ? node.nonZeroRequested : node.requested;
+    const bool nonZero = basis_ == RequestBasis::NonZero;
     switch (e.kind) {
-      case Kind::Cpu: return {allocatable.milliCpu, wrapAdd(requested.milliCpu, podRequest)};
-      case Kind::Memory: return {allocatable.memory, wrapAdd(requested.memory, podRequest)};
+      case Kind::Cpu:
+        return {allocatable.milliCpu,
+                wrapAdd(nonZero ? node.nonZeroRequested.milliCpu : node.requested.milliCpu, podRequest)};
+      case Kind::Memory:
+        return {allocatable.memory, wrapAdd(nonZero ? node.nonZeroRequested.memory : node.requested.memory, podRequest)};
       case Kind::EphemeralStorage:
         return {allocatable.ephemeralStorage, wrapAdd(node.requested.ephemeralStorage, podRequest)};
       case Kind::Scalar: return scalarAmounts(e, node, podRequest);

@@ -33,7 +33,7 @@ std::vector<NodeInfo> makeCluster(bool withGpus) {
     n.node.allocatable = test::resources(16000, 64LL << 30, {}, 110, 100LL << 30);
     if (withGpus && i % 4 == 0) n.node.allocatable.setScalar("nvidia.com/gpu", 8);
     n.requested = test::resources(16000 * used(rng) / 100, (64LL << 30) * used(rng) / 100);
-    n.nonZeroRequested = n.requested;
+    n.nonZeroRequested = {n.requested.milliCpu, n.requested.memory};
     n.podCount = static_cast<int32_t>(used(rng));
     nodes.push_back(std::move(n));
   }
