@@ -70,7 +70,7 @@ URL=$(sed -n 's/.*"url":"\([^"]*\)".*/\1/p' "$DIR/fake.out")
 RV0=$(sed -n 's/.*"resourceVersion":\([0-9]*\).*/\1/p' "$DIR/fake.out")
 server_created() {
   curl -s --cacert "$DIR/ca.crt" -H "Authorization: Bearer test-token" "$URL/api/v1/nodes?limit=1" |
-    sed -n 's/.*"resourceVersion":"\([0-9]*\)".*/\1/p' | head -1 | awk -v r0="$RV0" '{print $1 - r0}'
+    grep -o '"resourceVersion":"[0-9]*"' | head -1 | tr -dc '0-9' | awk -v r0="$RV0" '{print $1 - r0}'
 }
 # Lag = pods the server has created minus ADDED events placer has applied,
 # sampled every second from the moment placer is ready (the fake starts
