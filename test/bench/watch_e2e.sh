@@ -8,14 +8,23 @@
 #   BUILD=build-rel test/bench/watch_e2e.sh
 set -euo pipefail
 BUILD=${BUILD:-build-rel}
-NODES=${NODES:-1000}
+# The pending mix is one sixth each: plain, zone-preferring with anti-affinity,
+# highmem (16 GiB, requires the tainted highmem pool), sidecar + init, GPU
+# training (1 GPU, 4 CPU, 32 GiB), best effort preferring arm64. The cluster is
+# sized so that every one of them fits, since the claim is "all assigned":
+# 10,000 pods bring ~1,670 GPU pods. A 4-GPU node already runs one bound GPU
+# pod taking 21-85% of its CPU and memory, so it takes ~2 more on average:
+# 18% of 5,000 nodes (900) are GPU nodes; 12% (600) are highmem nodes.
+NODES=${NODES:-5000}
 PODS_PER_NODE=${PODS_PER_NODE:-2}
+GPU_FRACTION=${GPU_FRACTION:-0.18}
+HIGHMEM_FRACTION=${HIGHMEM_FRACTION:-0.12}
 CREATE=${CREATE:-10000}
 RATE=${RATE:-500}
 PORT=${PORT:-18444}
 DIR=$(mktemp -d)
 PIDS=()
-cleanup() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$DIR"; }
+cleanup() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; if [ -n "${KEEP:-}" ]; then echo "kept $DIR"; else rm -rf "$DIR"; fi; }
 trap cleanup EXIT
 
 # Certificates first (the webhook's CA must exist when the fake starts).
@@ -23,6 +32,7 @@ trap cleanup EXIT
 p=$!; until grep -q ready "$DIR/f0" 2>/dev/null; do sleep 0.2; done; kill $p; wait $p 2>/dev/null || true
 
 "$BUILD/test/fake-apiserver" --nodes "$NODES" --pods-per-node "$PODS_PER_NODE" --cert-dir "$DIR" \
+  --gpu-node-fraction "$GPU_FRACTION" --highmem-node-fraction "$HIGHMEM_FRACTION" \
   --kubeconfig-out "$DIR/kubeconfig" --webhook-url "https://127.0.0.1:$PORT/mutate" --webhook-ca "$DIR/ca.crt" \
   --create "$CREATE" --create-rate "$RATE" --create-after-watches 2 --exit-after-create >"$DIR/fake.out" 2>"$DIR/fake.err" &
 FAKE=$!; PIDS+=($FAKE)

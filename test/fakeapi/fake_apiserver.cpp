@@ -9,6 +9,7 @@
 #include <Poco/Net/HTTPServerRequest.h>
 #include <Poco/Net/HTTPServerRequestImpl.h>
 #include <Poco/Net/HTTPServerResponse.h>
+#include <Poco/Net/NetException.h>
 #include <Poco/Net/SSLManager.h>
 #include <Poco/Net/SecureServerSocket.h>
 #include <Poco/Net/SecureStreamSocket.h>
@@ -19,6 +20,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <csignal>
+#include <cstdio>
 #include <cstdlib>
 #include <deque>
 #include <filesystem>
@@ -287,7 +289,8 @@ class FakeApiServer::Impl {
 
   // --- HTTP --------------------------------------------------------------
   void handle(Poco::Net::HTTPServerRequest& req, Poco::Net::HTTPServerResponse& resp);
-  void serveList(Poco::Net::HTTPServerResponse& resp, const Filter& filter, const Poco::URI::QueryParameters& q);
+  void serveList(Poco::Net::HTTPServerRequest& req, Poco::Net::HTTPServerResponse& resp, const Filter& filter,
+                 const Poco::URI::QueryParameters& q);
   void serveWatch(Poco::Net::HTTPServerRequest& req, Poco::Net::HTTPServerResponse& resp, const Filter& filter,
                   const Poco::URI::QueryParameters& q);
   void record(const std::string& method, const std::string& target, int status, bool watch) {
@@ -820,7 +823,7 @@ void FakeApiServer::Impl::handle(Poco::Net::HTTPServerRequest& req, Poco::Net::H
         serveWatch(req, resp, filter, query);
         return;
       }
-      serveList(resp, filter, query);
+      serveList(req, resp, filter, query);
       record(method, target, 200, false);
       return;
     }
@@ -913,7 +916,8 @@ void FakeApiServer::Impl::handle(Poco::Net::HTTPServerRequest& req, Poco::Net::H
   }
 }
 
-void FakeApiServer::Impl::serveList(Poco::Net::HTTPServerResponse& resp, const Filter& filter,
+void FakeApiServer::Impl::serveList(Poco::Net::HTTPServerRequest& req, Poco::Net::HTTPServerResponse& resp,
+                                    const Filter& filter,
                                     const Poco::URI::QueryParameters& q) {
   const std::string continueParam = queryParam(q, "continue");
   const std::string rvParam = queryParam(q, "resourceVersion");
@@ -1034,12 +1038,39 @@ void FakeApiServer::Impl::serveList(Poco::Net::HTTPServerResponse& resp, const F
   for (const auto& o : items) size += o->tail.size() + 64;
   const bool stream = size > 4 * kFlushBytes;
   std::ostream* out = nullptr;
+  // Poco's chunked stream cuts the body into 4 KB chunks, each its own TLS
+  // record and write(2); a big list is instead written to the socket in 1 MB
+  // chunks (16 KB records, as Go's TLS writer makes them). Poco's stream, left
+  // empty, still writes the last chunk when the response ends.
+  Poco::Net::StreamSocket* socket = nullptr;
   if (stream) {
     resp.setStatus(Poco::Net::HTTPResponse::HTTP_OK);
     resp.setContentType("application/json");
     resp.setChunkedTransferEncoding(true);
     out = &resp.send();
+    out->flush();
+    if (auto* impl = dynamic_cast<Poco::Net::HTTPServerRequestImpl*>(&req)) socket = &impl->socket();
   }
+  auto writeChunk = [&](const std::string& data) {
+    if (data.empty()) return;  // a zero-size chunk would end the body
+    if (!socket) {
+      out->write(data.data(), static_cast<std::streamsize>(data.size()));
+      return;
+    }
+    char header[24];
+    const int headerSize = std::snprintf(header, sizeof header, "%zx\r\n", data.size());
+    auto sendAll = [&](const char* p, std::size_t n) {
+      while (n > 0) {
+        const int sent = socket->sendBytes(p, static_cast<int>(std::min<std::size_t>(n, 1 << 30)));
+        if (sent <= 0) throw Poco::Net::NetException("list: connection closed while writing");
+        p += sent;
+        n -= static_cast<std::size_t>(sent);
+      }
+    };
+    sendAll(header, static_cast<std::size_t>(headerSize));
+    sendAll(data.data(), data.size());
+    sendAll("\r\n", 2);
+  };
   std::string body;
   body.reserve(stream ? kFlushBytes + 65536 : size);
   body += R"({"kind":")";
@@ -1061,13 +1092,13 @@ void FakeApiServer::Impl::serveList(Poco::Net::HTTPServerResponse& resp, const F
     if (i) body += ',';
     appendObject(body, *items[i], false);
     if (out && body.size() >= kFlushBytes) {
-      out->write(body.data(), static_cast<std::streamsize>(body.size()));
+      writeChunk(body);
       body.clear();
     }
   }
   body += "]}";
   if (out) {
-    out->write(body.data(), static_cast<std::streamsize>(body.size()));
+    writeChunk(body);
     out->flush();
     return;
   }

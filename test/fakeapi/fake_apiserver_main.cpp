@@ -39,6 +39,8 @@ const char* const kUsage =
     "  --nodes N                  generated nodes (default 100)\n"
     "  --pods-per-node M          generated bound pods per node (default 30)\n"
     "  --seed S                   generator seed (default 1)\n"
+    "  --gpu-node-fraction F      share of nodes in the GPU pool (default 0.05)\n"
+    "  --highmem-node-fraction F  share of nodes in the tainted highmem pool (default 0.10)\n"
     "  --bind HOST                listen address (default 127.0.0.1)\n"
     "  --port P                   listen port (default 0: any free port)\n"
     "  --cert-dir DIR             where ca.crt, tls.crt, tls.key live (generated when missing)\n"
@@ -88,6 +90,8 @@ bool parseArgs(int argc, char** argv, Args& a, std::string& error) {
       if (flag == "--nodes") a.params.nodes = std::stoi(value());
       else if (flag == "--pods-per-node") a.params.podsPerNode = std::stoi(value());
       else if (flag == "--seed") a.params.seed = std::stoull(value());
+      else if (flag == "--gpu-node-fraction") a.params.gpuNodeFraction = std::stod(value());
+      else if (flag == "--highmem-node-fraction") a.params.taintedNodeFraction = std::stod(value());
       else if (flag == "--bind") a.options.bindHost = value();
       else if (flag == "--port") a.options.port = static_cast<uint16_t>(std::stoi(value()));
       else if (flag == "--cert-dir") a.options.certDir = value();

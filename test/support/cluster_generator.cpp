@@ -420,7 +420,9 @@ PodSpec podSpec(const GeneratorParams& p, int64_t podIndex) {
   std::string rsHash = suffix(draw(p.seed, kOwner, appOf(p, podIndex) + 10), 10);
   if (s.ownerKind == "StatefulSet") {
     s.ownerName = app.name;
-    s.name = std::string(app.name) + "-" + std::to_string(podIndex % 97);
+    // The ordinal is the pod index: unique across the cluster (a StatefulSet
+    // never has two pods of one name), however many pods the app gets.
+    s.name = std::string(app.name) + "-" + std::to_string(podIndex);
   } else if (s.ownerKind == "Job") {
     s.ownerName = std::string(app.name) + "-" + std::to_string(28391000 + podIndex % 1000);
     s.generateName = s.ownerName + "-";

@@ -72,6 +72,31 @@ INSTANTIATE_TEST_SUITE_P(
                       SplitCase{"WhitespaceBetween", "  \n" + kEventC + " \t " + kEventA, {kEventC, kEventA}}),
     [](const auto& info) { return info.param.name; });
 
+// Backslash runs of every parity next to quotes and brackets, cut at every
+// byte: whether a quote ends a string depends on bytes of the previous piece.
+TEST(WatchEscapeTest, BackslashRunsAcrossEveryPieceBoundary) {
+  const std::string a = R"({"type":"ADDED","object":{"a":"\\","b":"\\\"}","c":"x\\\\","d":"\"{[","e":["\\\\\\\"]"]}})";
+  const std::string b = R"({"type":"DELETED","object":{"k\\\"":"}\\\\\\","z":{}}})";
+  const std::string body = a + "\n" + b;
+  for (size_t cut = 0; cut <= body.size(); ++cut) {
+    Collected got;
+    JsonStreamScanner scanner(JsonStreamScanner::Mode::TopLevelValues, [&](std::string_view v) -> Outcome {
+      got.values.emplace_back(v);
+      return {};
+    });
+    ASSERT_TRUE(scanner.feed(std::string_view(body).substr(0, cut))) << "cut " << cut;
+    ASSERT_TRUE(scanner.feed(std::string_view(body).substr(cut))) << "cut " << cut;
+    ASSERT_TRUE(scanner.finish()) << "cut " << cut;
+    EXPECT_THAT(got.values, ElementsAre(a, b)) << "cut " << cut;
+  }
+  for (size_t step = 1; step < 10; ++step) {
+    Collected got;
+    ASSERT_TRUE(scan(JsonStreamScanner::Mode::TopLevelValues, body, step, got));
+    EXPECT_THAT(got.values, ElementsAre(a, b)) << "step " << step;
+    ASSERT_TRUE(parseFiltered(got.values[0], podEventFilter()));
+  }
+}
+
 struct BadStream {
   const char* name;
   JsonStreamScanner::Mode mode;

@@ -10,6 +10,21 @@ namespace {
 bool isSpace(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
 bool endsScalar(char c) { return isSpace(c) || c == ',' || c == '}' || c == ']' || c == ':'; }
 
+// The bytes that matter when stepping over a value without building it:
+// strings (whose bodies memchr skips) and brackets. Everything else (numbers,
+// literals, ':', ',', whitespace) is passed over by one table look-up a byte.
+struct StructuralTable {
+  bool at[256] = {};
+  constexpr StructuralTable() {
+    for (char c : {'"', '{', '}', '[', ']'}) at[static_cast<unsigned char>(c)] = true;
+  }
+};
+constexpr StructuralTable kStructural;
+inline size_t nextStructural(const char* p, size_t i, size_t n) {
+  while (i < n && !kStructural.at[static_cast<unsigned char>(p[i])]) ++i;
+  return i;
+}
+
 // Spellings of the filters (see FieldFilter::parse). What the model decodes and
 // nothing else: annotations only placer's own, containers without env, probes,
 // command or mounts, status only the phase and what an in-place resize changes.
@@ -83,7 +98,9 @@ class FilteredParser {
     if (c == '"') return skipString();
     if (c == '{' || c == '[') {
       int depth = 0;
-      while (pos_ < b_.size()) {
+      while (true) {
+        pos_ = nextStructural(b_.data(), pos_, b_.size());
+        if (pos_ >= b_.size()) break;
         char d = b_[pos_];
         if (d == '"') {
           if (!skipString()) return false;
@@ -342,10 +359,18 @@ Outcome JsonStreamScanner::fail(std::string message, uint64_t at) {
   return Error{error_};
 }
 
-Outcome JsonStreamScanner::emit(const Sink& sink, uint64_t at) {
+Outcome JsonStreamScanner::emitFrom(const char* piece, size_t from, size_t to, uint64_t at) {
   capturing_ = false;
-  Outcome result = sink ? sink(capture_) : Outcome();
-  capture_.clear();
+  const Sink& sink = *captureSink_;
+  Outcome result;
+  if (capture_.empty()) {
+    // The whole value lies in this piece: hand it out without a copy.
+    if (sink) result = sink(std::string_view(piece + from, to - from));
+  } else {
+    capture_.append(piece + from, to - from);
+    if (sink) result = sink(capture_);
+    capture_.clear();
+  }
   if (!result) return fail(result.error().message, at);
   return {};
 }
@@ -388,8 +413,54 @@ Outcome JsonStreamScanner::feed(std::string_view piece) {
   };
 
   while (i < n) {
+    if (inString_ && !readingKey_) {
+      // A string body: memchr to the next quote; it ends the string unless an
+      // odd run of backslashes precedes it. Position i is never itself escaped
+      // here (a pending escape from the previous piece is consumed first), so
+      // runs are counted back to i only.
+      if (escape_) {
+        escape_ = false;
+        ++i;
+        continue;
+      }
+      while (true) {
+        const void* q = std::memchr(p + i, '"', n - i);
+        size_t end = q ? static_cast<size_t>(static_cast<const char*>(q) - p) : n;
+        size_t k = end;
+        while (k > i && p[k - 1] == '\\') --k;
+        const bool odd = (end - k) % 2 == 1;
+        if (!q) {
+          escape_ = odd;  // the next piece's first byte is escaped
+          i = n;
+          break;
+        }
+        i = end + 1;
+        if (!odd) {
+          inString_ = false;
+          break;
+        }
+        if (i >= n) break;
+      }
+      continue;
+    }
+    if (capturing_ && !inScalar_) {
+      // Inside a captured value only strings and brackets matter; the value's
+      // own syntax is checked when it is parsed.
+      i = nextStructural(p, i, n);
+      if (i >= n) break;
+      const char c = p[i];
+      if (c == '"') {
+        inString_ = true;
+      } else if (c == '{' || c == '[') {
+        ++depth_;
+      } else if (--depth_ == captureDepth_) {
+        if (Outcome r = emitFrom(p, captureFrom, i + 1, offset_ + i); !r) return r;
+      }
+      ++i;
+      continue;
+    }
     if (inString_) {
-      // Fast path through the string body.
+      // A key at depth 1 of a list.
       size_t j = i;
       if (escape_) {
         escape_ = false;
@@ -449,8 +520,7 @@ Outcome JsonStreamScanner::feed(std::string_view piece) {
         if (depth_ == 1 && c == ']') inItems_ = false;
         if (depth_ == 0 && mode_ == Mode::ListItems) topClosed_ = true;
         if (capturing_ && depth_ == captureDepth_) {
-          capture_.append(p + captureFrom, i + 1 - captureFrom);
-          if (Outcome r = emit(*captureSink_, offset_ + i); !r) return r;
+          if (Outcome r = emitFrom(p, captureFrom, i + 1, offset_ + i); !r) return r;
         }
         break;
       case ',':

@@ -77,7 +77,8 @@ class JsonStreamScanner {
 
  private:
   Outcome fail(std::string message, uint64_t at);
-  Outcome emit(const Sink& sink, uint64_t at);
+  // The captured value ends at piece[to - 1]; it began at piece[from] or in an earlier piece.
+  Outcome emitFrom(const char* piece, size_t from, size_t to, uint64_t at);
 
   Mode mode_;
   Sink onValue_;

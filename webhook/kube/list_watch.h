@@ -7,8 +7,11 @@
 // and handed to a ResourceHandler.
 //
 // Thread-safety: start() and stop() from one owning thread; the handler is
-// called only on the watcher's own thread; listed(), resourceVersion() and
-// stats() from any thread.
+// called by one thread at a time and never after stop() returns: the
+// watcher's own thread, and during a list also its decode thread (list items
+// are decoded and handed out there while the next ones are read), each call
+// ordered after the previous one. listed(), resourceVersion() and stats()
+// from any thread.
 
 #include <atomic>
 #include <chrono>
