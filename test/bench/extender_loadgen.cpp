@@ -2,11 +2,17 @@
 // keep-alive loopback HTTP connection against a large generated view.
 //
 //   extender_loadgen [--nodes 5000] [--pods-per-node 30] [--requests 500]
+//                    [--profile default|trivial] [--full-runs N]
 //
 // Reports, for nodeCacheCapable requests (NodeNames of every node), the round
-// trip of /filter and /prioritize (p50/p99/p99.9), and for a full v1.NodeList
-// of every node (nodeCacheCapable: false) the round trip and the decode
-// throughput in MB of request body per second of handling.
+// trip of /filter and /prioritize (p50/p99/p99.9), the same handled in process
+// (no socket), and Engine::evaluate(Detail::Full) alone over the same
+// candidates, so handling minus engine is the extender's own share. For a full
+// v1.NodeList of every node (nodeCacheCapable: false): the round trip and the
+// decode throughput in MB of request body per second of handling.
+//
+// --profile trivial runs a profile with every plugin disabled (every node
+// feasible, total 0): what is left is decode, candidate lookup and encoding.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -35,6 +41,8 @@ struct Options {
   int nodes = 5000;
   int podsPerNode = 30;
   int requests = 500;
+  int fullRuns = -1;  // default: max(5, requests / 50); 0 skips the full-NodeList phase
+  std::string profile = "default";
 };
 
 double percentile(std::vector<double> v, double p) {
@@ -57,11 +65,13 @@ int main(int argc, char** argv) {
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string flag = argv[i];
     int value = std::atoi(argv[i + 1]);
-    if (flag == "--nodes") o.nodes = value;
+    if (flag == "--profile") o.profile = argv[i + 1];
+    else if (flag == "--full-runs") o.fullRuns = value;
+    else if (flag == "--nodes") o.nodes = value;
     else if (flag == "--pods-per-node") o.podsPerNode = value;
     else if (flag == "--requests") o.requests = value;
     else {
-      std::fprintf(stderr, "usage: extender_loadgen [--nodes N] [--pods-per-node M] [--requests R]\n");
+      std::fprintf(stderr, "usage: extender_loadgen [--nodes N] [--pods-per-node M] [--requests R] [--profile default|trivial] [--full-runs N]\n");
       return 2;
     }
   }
@@ -73,7 +83,19 @@ int main(int argc, char** argv) {
   state.update([&](MutableClusterView& view) { fillClusterView(view, params); });
   MetricsRegistry metrics;
   ExtenderContext context;
-  context.engine = std::make_shared<const Engine>(Profile::defaults());
+  std::shared_ptr<const Profile> profile = Profile::defaults();
+  if (o.profile == "trivial") {
+    auto trivial = Profile::fromJson(json::parse(R"({"plugins":{"multiPoint":{"disabled":[{"name":"*"}]}}})"));
+    if (!trivial) {
+      std::fprintf(stderr, "%s\n", trivial.error().message.c_str());
+      return 1;
+    }
+    profile = *trivial;
+  } else if (o.profile != "default") {
+    std::fprintf(stderr, "--profile: default or trivial\n");
+    return 2;
+  }
+  context.engine = std::make_shared<const Engine>(profile);
   context.state = &state;
   context.metrics = &metrics;
 
@@ -110,8 +132,8 @@ int main(int argc, char** argv) {
            {"NodeNames", nullptr}}
           .dump();
 
-  std::printf("extender, %d nodes, %lld pods in view, loopback HTTP keep-alive, one client\n", o.nodes,
-              static_cast<long long>(generatedPodCount(params)));
+  std::printf("extender, %d nodes, %lld pods in view, %s profile, loopback HTTP keep-alive, one client\n", o.nodes,
+              static_cast<long long>(generatedPodCount(params)), o.profile.c_str());
   auto run = [&](const char* name, const char* path, const std::vector<std::string>& bodies, int n) {
     std::vector<double> micros;
     for (int i = 0; i < n; ++i) {
@@ -130,21 +152,59 @@ int main(int argc, char** argv) {
   };
   run("filter (NodeNames)", "/filter", cacheBodies, o.requests);
   run("prioritize (NodeNames)", "/prioritize", cacheBodies, o.requests);
-  int fullRuns = std::max(5, o.requests / 50);
-  auto full = run("filter (full NodeList)", "/filter", {fullBody}, fullRuns);
 
-  // Handling alone (no socket), to separate decode from transport.
-  std::vector<double> handling;
-  for (int i = 0; i < fullRuns; ++i) {
-    auto start = Clock::now();
-    HttpResponse r = extenderFilter(context, fullBody, false);
-    handling.push_back(std::chrono::duration<double, std::micro>(Clock::now() - start).count());
-    if (r.status != 200) return 1;
+  // The same requests handled in process (no socket), and the engine alone over
+  // the same candidates: handling minus engine is the extender's own cost.
+  auto handle = [&](const char* name, auto&& call) {
+    std::vector<double> micros;
+    for (int i = 0; i < o.requests; ++i) {
+      const std::string& body = cacheBodies[static_cast<size_t>(i) % cacheBodies.size()];
+      auto start = Clock::now();
+      HttpResponse r = call(body);
+      micros.push_back(std::chrono::duration<double, std::micro>(Clock::now() - start).count());
+      if (r.status != 200) std::exit(1);
+    }
+    report(name, micros, cacheBodies[0].size());
+    return percentile(micros, 0.5);
+  };
+  double filterHandling =
+      handle("  handling /filter", [&](const std::string& b) { return extenderFilter(context, b, false); });
+  double prioritizeHandling =
+      handle("  handling /prioritize", [&](const std::string& b) { return extenderPrioritize(context, b); });
+  std::vector<Pod> pods;
+  for (int i = 0; i < 16; ++i) pods.push_back(generatePendingPodObject(params, i));
+  std::vector<double> engineMicros;
+  state.read([&](const ClusterView& view) {
+    std::vector<const NodeInfo*> candidates;
+    for (int i = 0; i < o.nodes; ++i) candidates.push_back(view.findNode(generatedNodeName(params, i)));
+    for (int i = 0; i < o.requests; ++i) {
+      auto start = Clock::now();
+      Decision d = context.engine->evaluate(pods[static_cast<size_t>(i) % pods.size()], view, candidates, Detail::Full);
+      engineMicros.push_back(std::chrono::duration<double, std::micro>(Clock::now() - start).count());
+      if (d.nodes.size() != candidates.size()) std::exit(1);
+    }
+  });
+  report("  Engine::evaluate(Full) alone", engineMicros, 0);
+  double engine = percentile(engineMicros, 0.5);
+  std::printf("extender's own share (p50 handling - p50 engine): filter %.0f us, prioritize %.0f us\n",
+              filterHandling - engine, prioritizeHandling - engine);
+
+  int fullRuns = o.fullRuns >= 0 ? o.fullRuns : std::max(5, o.requests / 50);
+  if (fullRuns > 0) {
+    auto full = run("filter (full NodeList)", "/filter", {fullBody}, fullRuns);
+    // Handling alone (no socket), to separate decode from transport.
+    std::vector<double> handling;
+    for (int i = 0; i < fullRuns; ++i) {
+      auto start = Clock::now();
+      HttpResponse r = extenderFilter(context, fullBody, false);
+      handling.push_back(std::chrono::duration<double, std::micro>(Clock::now() - start).count());
+      if (r.status != 200) return 1;
+    }
+    double mb = static_cast<double>(fullBody.size()) / 1e6;
+    std::printf("full NodeList: %.1f MB; handling p50 %.1f ms = %.0f MB/s; round trip p50 %.1f ms = %.0f MB/s\n", mb,
+                percentile(handling, 0.5) / 1000, mb / (percentile(handling, 0.5) / 1e6),
+                percentile(full, 0.5) / 1000, mb / (percentile(full, 0.5) / 1e6));
   }
-  double mb = static_cast<double>(fullBody.size()) / 1e6;
-  std::printf("full NodeList: %.1f MB; handling p50 %.1f ms = %.0f MB/s; round trip p50 %.1f ms = %.0f MB/s\n", mb,
-              percentile(handling, 0.5) / 1000, mb / (percentile(handling, 0.5) / 1e6),
-              percentile(full, 0.5) / 1000, mb / (percentile(full, 0.5) / 1e6));
   (*server)->stop(std::chrono::seconds(5));
   return 0;
 }
