@@ -3,11 +3,13 @@
 #include <algorithm>
 #include <cctype>
 #include <chrono>
+#include <deque>
 #include <map>
 #include <optional>
 
 #include <nlohmann/json.hpp>
 
+#include "webhook/json_text.h"
 #include "webhook/kube/json_stream.h"
 #include "webhook/log.h"
 
@@ -16,124 +18,13 @@ namespace {
 
 using nlohmann::json;
 
-// ---------------------------------------------------------------------------
-// Raw JSON scanning. A full NodeList of 5,000 nodes is tens of MB: the members
-// and items are located without building a DOM, each node is then parsed with
-// only the fields decodeNode reads, and passing nodes are echoed byte for byte.
+// Requests are located with the raw scanner of webhook/kube/json_stream (a
+// full NodeList of 5,000 nodes is tens of MB): members of the top-level object
+// as byte ranges, then only what is needed is parsed (the pod and each node
+// with the fields the model reads), and passing nodes are echoed byte for byte.
+// Answers are written by hand into one string (webhook/json_text.h).
 
-size_t skipWhitespace(std::string_view s, size_t i) {
-  while (i < s.size() && (s[i] == ' ' || s[i] == '\n' || s[i] == '\r' || s[i] == '\t')) ++i;
-  return i;
-}
-
-// End of the string starting at s[i] == '"' (one past the closing quote), or npos.
-size_t skipString(std::string_view s, size_t i) {
-  for (++i; i < s.size(); ++i) {
-    if (s[i] == '\\') {
-      ++i;
-    } else if (s[i] == '"') {
-      return i + 1;
-    }
-  }
-  return std::string_view::npos;
-}
-
-// End of the value starting at s[i] (one past it), or npos when it does not end.
-// Only the structure is checked; the value's own parse validates the rest.
-size_t skipValue(std::string_view s, size_t i) {
-  if (i >= s.size()) return std::string_view::npos;
-  char c = s[i];
-  if (c == '"') return skipString(s, i);
-  if (c == '{' || c == '[') {
-    int depth = 0;
-    while (i < s.size()) {
-      char d = s[i];
-      if (d == '"') {
-        i = skipString(s, i);
-        if (i == std::string_view::npos) return i;
-        continue;
-      }
-      if (d == '{' || d == '[') ++depth;
-      if (d == '}' || d == ']') {
-        if (--depth == 0) return i + 1;
-      }
-      ++i;
-    }
-    return std::string_view::npos;
-  }
-  // A scalar: up to the next delimiter.
-  size_t start = i;
-  while (i < s.size() && s[i] != ',' && s[i] != '}' && s[i] != ']' && s[i] != ' ' && s[i] != '\n' &&
-         s[i] != '\r' && s[i] != '\t')
-    ++i;
-  return i == start ? std::string_view::npos : i;
-}
-
-struct RawMember {
-  std::string key;
-  std::string_view value;
-};
-
-Result<std::string> decodeKey(std::string_view quoted) {
-  std::string_view inner = quoted.substr(1, quoted.size() - 2);
-  if (inner.find('\\') == std::string_view::npos) return std::string(inner);
-  try {
-    return json::parse(quoted).get<std::string>();
-  } catch (const json::exception& e) {
-    return Error{std::string("bad object key: ") + e.what()};
-  }
-}
-
-// The members of one JSON object, in order.
-Result<std::vector<RawMember>> objectMembers(std::string_view text, std::string_view what) {
-  std::vector<RawMember> members;
-  size_t i = skipWhitespace(text, 0);
-  if (i >= text.size() || text[i] != '{') return Error{std::string(what) + ": expected a JSON object"};
-  i = skipWhitespace(text, i + 1);
-  if (i < text.size() && text[i] == '}') return members;
-  while (true) {
-    if (i >= text.size() || text[i] != '"') return Error{std::string(what) + ": malformed JSON object"};
-    size_t keyEnd = skipString(text, i);
-    if (keyEnd == std::string_view::npos) return Error{std::string(what) + ": unterminated string"};
-    auto key = decodeKey(text.substr(i, keyEnd - i));
-    if (!key) return Error{std::string(what) + ": " + key.error().message};
-    i = skipWhitespace(text, keyEnd);
-    if (i >= text.size() || text[i] != ':') return Error{std::string(what) + ": malformed JSON object"};
-    i = skipWhitespace(text, i + 1);
-    size_t valueEnd = skipValue(text, i);
-    if (valueEnd == std::string_view::npos) return Error{std::string(what) + ": truncated JSON"};
-    members.push_back(RawMember{std::move(*key), text.substr(i, valueEnd - i)});
-    i = skipWhitespace(text, valueEnd);
-    if (i < text.size() && text[i] == ',') {
-      i = skipWhitespace(text, i + 1);
-      continue;
-    }
-    if (i < text.size() && text[i] == '}') break;
-    return Error{std::string(what) + ": malformed JSON object"};
-  }
-  if (skipWhitespace(text, i + 1) != text.size()) return Error{std::string(what) + ": trailing data after JSON"};
-  return members;
-}
-
-Result<std::vector<std::string_view>> arrayElements(std::string_view text, std::string_view what) {
-  std::vector<std::string_view> items;
-  size_t i = skipWhitespace(text, 0);
-  if (i >= text.size() || text[i] != '[') return Error{std::string(what) + ": expected an array"};
-  i = skipWhitespace(text, i + 1);
-  if (i < text.size() && text[i] == ']') return items;
-  while (true) {
-    size_t end = skipValue(text, i);
-    if (end == std::string_view::npos) return Error{std::string(what) + ": truncated JSON"};
-    items.push_back(text.substr(i, end - i));
-    i = skipWhitespace(text, end);
-    if (i < text.size() && text[i] == ',') {
-      i = skipWhitespace(text, i + 1);
-      continue;
-    }
-    if (i < text.size() && text[i] == ']') return items;
-    return Error{std::string(what) + ": malformed array"};
-  }
-}
+using kube::RawMember;
 
 bool equalFold(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) return false;
@@ -182,16 +73,46 @@ HttpResponse badRequest(std::string message) { return HttpResponse::text(400, st
 
 struct ExtenderArgs {
   Pod pod;
-  bool cacheCapable = false;             // NodeNames given
-  std::vector<std::string> nodeNames;    // NodeNames
-  std::vector<Node> nodes;               // Nodes.items, decoded
-  std::vector<std::string_view> nodeBytes;  // Nodes.items as sent, for the echo
+  bool cacheCapable = false;                 // NodeNames given
+  std::vector<std::string_view> nodeNames;   // NodeNames, viewing the body (or escapedNames)
+  std::deque<std::string> escapedNames;      // the few names sent with escapes, unescaped
+  std::vector<Node> nodes;                   // Nodes.items, decoded
+  std::vector<std::string_view> nodeBytes;   // Nodes.items as sent, for the echo
 };
 
-Result<ExtenderArgs> decodeArgs(std::string_view body) {
-  auto members = objectMembers(body, "ExtenderArgs");
-  if (!members) return members.error();
-  ExtenderArgs args;
+std::string where(std::string_view what, size_t index) {
+  std::string out(what);
+  out += '[';
+  out += std::to_string(index);
+  out += ']';
+  return out;
+}
+
+// NodeNames: an array of strings, viewed in place (node names have no escapes;
+// the rare string that does is unescaped into `escaped`).
+Outcome decodeNodeNames(std::string_view bytes, std::vector<std::string_view>& names,
+                        std::deque<std::string>& escaped) {
+  auto elements = kube::rawArrayElements(bytes);
+  if (!elements) return Error{"ExtenderArgs.NodeNames: " + elements.error().message};
+  names.reserve(elements->size());
+  for (size_t i = 0; i < elements->size(); ++i) {
+    std::string_view e = (*elements)[i];
+    if (e.size() < 2 || e.front() != '"') return Error{where("ExtenderArgs.NodeNames", i) + ": expected a string"};
+    std::string_view inner = e.substr(1, e.size() - 2);
+    if (inner.find('\\') == std::string_view::npos) {
+      names.push_back(inner);
+      continue;
+    }
+    auto text = kube::unescapeJsonString(e);
+    if (!text) return Error{where("ExtenderArgs.NodeNames", i) + ": " + text.error().message};
+    names.push_back(escaped.emplace_back(std::move(*text)));
+  }
+  return {};
+}
+
+Outcome decodeArgs(std::string_view body, ExtenderArgs& args) {
+  auto members = kube::rawObjectMembers(body);
+  if (!members) return Error{"ExtenderArgs: " + members.error().message};
   auto pod = member(*members, "Pod");
   if (!pod) return Error{"ExtenderArgs.Pod: required"};
   auto decoded = decodePodBytes(*pod, "ExtenderArgs.Pod");
@@ -200,48 +121,35 @@ Result<ExtenderArgs> decodeArgs(std::string_view body) {
 
   if (auto names = member(*members, "NodeNames")) {
     args.cacheCapable = true;
-    try {
-      json list = json::parse(*names);
-      if (!list.is_array()) return Error{"ExtenderArgs.NodeNames: expected an array of strings"};
-      args.nodeNames.reserve(list.size());
-      for (size_t i = 0; i < list.size(); ++i) {
-        if (!list[i].is_string())
-          return Error{"ExtenderArgs.NodeNames[" + std::to_string(i) + "]: expected a string"};
-        args.nodeNames.push_back(list[i].get<std::string>());
-      }
-    } catch (const json::exception& e) {
-      return Error{std::string("ExtenderArgs.NodeNames: ") + e.what()};
-    }
-    return args;
+    return decodeNodeNames(*names, args.nodeNames, args.escapedNames);
   }
   auto nodes = member(*members, "Nodes");
   if (!nodes) return Error{"ExtenderArgs: neither NodeNames nor Nodes is given"};
-  auto listMembers = objectMembers(*nodes, "ExtenderArgs.Nodes");
-  if (!listMembers) return listMembers.error();
+  auto listMembers = kube::rawObjectMembers(*nodes);
+  if (!listMembers) return Error{"ExtenderArgs.Nodes: " + listMembers.error().message};
   auto items = member(*listMembers, "items");
-  if (!items) return args;  // an empty NodeList
-  auto elements = arrayElements(*items, "ExtenderArgs.Nodes.items");
-  if (!elements) return elements.error();
+  if (!items) return {};  // an empty NodeList
+  auto elements = kube::parseFilteredElements(*items, kube::nodeFilter());
+  if (!elements) return Error{"ExtenderArgs.Nodes.items: " + elements.error().message};
   args.nodes.reserve(elements->size());
-  args.nodeBytes = std::move(*elements);
-  for (size_t i = 0; i < args.nodeBytes.size(); ++i) {
-    std::string field = "ExtenderArgs.Nodes.items[" + std::to_string(i) + "]";
-    auto parsed = kube::parseFiltered(args.nodeBytes[i], kube::nodeFilter());
-    if (!parsed) return fieldError(field, parsed.error().message);
-    auto node = decodeNode(*parsed);
-    if (!node) return fieldError(field, node.error().message);
+  args.nodeBytes.reserve(elements->size());
+  for (size_t i = 0; i < elements->size(); ++i) {
+    kube::FilteredElement& e = (*elements)[i];
+    auto node = decodeNode(e.value);
+    if (!node) return fieldError(where("ExtenderArgs.Nodes.items", i), node.error().message);
     args.nodes.push_back(std::move(*node));
+    args.nodeBytes.push_back(e.bytes);
   }
-  return args;
+  return {};
 }
 
 // The candidates of a request: NodeInfos from the view (NodeNames), or built
 // from the request's nodes with the view's accounting for a node of that name.
 struct Candidates {
   std::vector<const NodeInfo*> infos;
-  std::vector<size_t> requestIndex;       // candidate -> index in the request's list
-  std::vector<NodeInfo> owned;            // full-Nodes mode
-  std::map<std::string, std::string> unknown;  // NodeNames placer does not know -> reason
+  std::vector<uint32_t> requestIndex;  // candidate -> index in the request's list
+  std::vector<NodeInfo> owned;         // full-Nodes mode
+  std::vector<uint32_t> unknown;       // request indices of NodeNames placer does not know
 };
 
 constexpr std::string_view kUnknownNode = "node(s) were not found in placer's cluster view";
@@ -250,54 +158,105 @@ Candidates resolveCandidates(ExtenderArgs& args, const ClusterView& view) {
   Candidates c;
   if (args.cacheCapable) {
     c.infos.reserve(args.nodeNames.size());
+    c.requestIndex.reserve(args.nodeNames.size());
     for (size_t i = 0; i < args.nodeNames.size(); ++i) {
       if (const NodeInfo* info = view.findNode(args.nodeNames[i])) {
         c.infos.push_back(info);
-        c.requestIndex.push_back(i);
+        c.requestIndex.push_back(static_cast<uint32_t>(i));
       } else {
-        c.unknown.emplace(args.nodeNames[i], std::string(kUnknownNode));
+        c.unknown.push_back(static_cast<uint32_t>(i));
       }
     }
     return c;
   }
-  c.owned.reserve(args.nodes.size());
+  c.owned.resize(args.nodes.size());
+  c.requestIndex.reserve(args.nodes.size());
   for (size_t i = 0; i < args.nodes.size(); ++i) {
     Node& node = args.nodes[i];
-    NodeInfo info;
-    if (const NodeInfo* known = view.findNode(node.name)) info = *known;
+    NodeInfo& info = c.owned[i];
     // The request's node object is authoritative for the node's own fields;
-    // the usage by pods and reservations comes from placer's view.
-    info.imageSizes.clear();
-    for (const NodeImage& image : node.images)
-      for (const std::string& name : image.names)
-        if (uint32_t id = view.imageId(name); id != StringTable::kNone) info.imageSizes.emplace_back(id, image.sizeBytes);
-    std::sort(info.imageSizes.begin(), info.imageSizes.end());
-    info.imageSizes.erase(std::unique(info.imageSizes.begin(), info.imageSizes.end(),
-                                      [](const auto& a, const auto& b) { return a.first == b.first; }),
-                          info.imageSizes.end());
+    // the usage by pods and reservations comes from placer's view. Only the
+    // accounting is copied: the view's Node (labels, images, ...) is replaced anyway.
+    if (const NodeInfo* known = view.findNode(node.name)) {
+      info.requested = known->requested;
+      info.nonZeroRequested = known->nonZeroRequested;
+      info.podCount = known->podCount;
+      info.usedPorts = known->usedPorts;
+      info.podSlots = known->podSlots;
+      info.generation = known->generation;
+      info.id = known->id;
+      // Image sizes by the view's image ids, from the request's images. A node
+      // the view does not know keeps none, so ImageLocality reads its images
+      // directly instead of another node's precomputed sum at its id.
+      for (const NodeImage& image : node.images)
+        for (const std::string& name : image.names)
+          if (uint32_t id = view.imageId(name); id != StringTable::kNone) info.imageSizes.emplace_back(id, image.sizeBytes);
+      std::sort(info.imageSizes.begin(), info.imageSizes.end());
+      info.imageSizes.erase(std::unique(info.imageSizes.begin(), info.imageSizes.end(),
+                                        [](const auto& a, const auto& b) { return a.first == b.first; }),
+                            info.imageSizes.end());
+    }
     info.node = std::move(node);
-    c.owned.push_back(std::move(info));
-    c.requestIndex.push_back(i);
+    c.requestIndex.push_back(static_cast<uint32_t>(i));
   }
+  c.infos.reserve(c.owned.size());
   for (const NodeInfo& info : c.owned) c.infos.push_back(&info);
   return c;
 }
 
-std::string joinReasons(const std::vector<std::string>& reasons) {
-  std::string out;
-  for (const std::string& r : reasons) {
-    if (!out.empty()) out += ", ";
-    out += r;
-  }
-  return out;
-}
-
 bool viewSynced(const ExtenderContext& context) { return !context.feed || context.feed->synced(); }
 
-std::string filterResult(const std::optional<std::vector<std::string_view>>& echoedNodes,
-                         const std::optional<std::vector<std::string>>& nodeNames, const json& failed,
-                         const json& unresolvable, std::string_view error) {
-  std::string out = "{\"Nodes\":";
+// One entry of FailedNodes / FailedAndUnresolvableNodes: the node's reasons
+// joined with ", ", or a fixed text.
+struct Failure {
+  std::string_view node;
+  const std::vector<std::string>* reasons = nullptr;
+  std::string_view text;
+};
+
+// A Go map[string]string as encoding/json writes it: keys sorted byte-wise; a
+// key sent twice is written once, with the last value (as assigning it twice would).
+void appendFailureMap(std::string& out, std::vector<Failure>& entries) {
+  std::stable_sort(entries.begin(), entries.end(), [](const Failure& a, const Failure& b) { return a.node < b.node; });
+  out += '{';
+  bool first = true;
+  for (size_t i = 0; i < entries.size(); ++i) {
+    if (i + 1 < entries.size() && entries[i + 1].node == entries[i].node) continue;
+    const Failure& f = entries[i];
+    if (!first) out += ',';
+    first = false;
+    appendJsonString(out, f.node);
+    out += ':';
+    if (f.reasons == nullptr) {
+      appendJsonString(out, f.text);
+    } else if (f.reasons->size() == 1) {
+      appendJsonString(out, f.reasons->front());
+    } else {
+      std::string joined;
+      for (const std::string& r : *f.reasons) {
+        if (!joined.empty()) joined += ", ";
+        joined += r;
+      }
+      appendJsonString(out, joined);
+    }
+  }
+  out += '}';
+}
+
+// ExtenderFilterResult: exactly one of `echoedNodes` (a NodeList of the nodes as
+// sent) and `nodeNames` is non-null, or neither after an error.
+std::string filterResult(const std::vector<std::string_view>* echoedNodes, const std::vector<std::string_view>* nodeNames,
+                         std::vector<Failure>& failed, std::vector<Failure>& unresolvable, std::string_view error) {
+  size_t size = 128 + error.size();
+  if (echoedNodes)
+    for (std::string_view n : *echoedNodes) size += n.size() + 1;
+  if (nodeNames)
+    for (std::string_view n : *nodeNames) size += n.size() + 3;
+  for (const auto* list : {&failed, &unresolvable})
+    for (const Failure& f : *list) size += f.node.size() + 48;
+  std::string out;
+  out.reserve(size);
+  out += "{\"Nodes\":";
   if (echoedNodes) {
     out += "{\"metadata\":{},\"items\":[";
     for (size_t i = 0; i < echoedNodes->size(); ++i) {
@@ -309,19 +268,29 @@ std::string filterResult(const std::optional<std::vector<std::string_view>>& ech
     out += "null";
   }
   out += ",\"NodeNames\":";
-  out += nodeNames ? json(*nodeNames).dump() : "null";
+  if (nodeNames) {
+    out += '[';
+    for (size_t i = 0; i < nodeNames->size(); ++i) {
+      if (i) out += ',';
+      appendJsonString(out, (*nodeNames)[i]);
+    }
+    out += ']';
+  } else {
+    out += "null";
+  }
   out += ",\"FailedNodes\":";
-  out += failed.dump();
+  appendFailureMap(out, failed);
   out += ",\"FailedAndUnresolvableNodes\":";
-  out += unresolvable.dump();
+  appendFailureMap(out, unresolvable);
   out += ",\"Error\":";
-  out += json(std::string(error)).dump();
+  appendJsonString(out, error);
   out += '}';
   return out;
 }
 
 HttpResponse filterError(std::string_view message) {
-  return HttpResponse::json(200, filterResult(std::nullopt, std::nullopt, json::object(), json::object(), message));
+  std::vector<Failure> none;
+  return HttpResponse::json(200, filterResult(nullptr, nullptr, none, none, message));
 }
 
 }  // namespace
@@ -329,62 +298,54 @@ HttpResponse filterError(std::string_view message) {
 // ---------------------------------------------------------------------------
 
 HttpResponse extenderFilter(const ExtenderContext& context, std::string_view body, bool onlyOne) {
-  auto args = decodeArgs(body);
-  if (!args) return badRequest(args.error().message);
+  ExtenderArgs args;
+  if (Outcome decoded = decodeArgs(body, args); !decoded) return badRequest(decoded.error().message);
   if (!viewSynced(context)) return filterError("placer: the cluster view is not synced yet");
 
   return context.state->read([&](const ClusterView& view) {
-    Candidates c = resolveCandidates(*args, view);
-    Decision d = context.engine->evaluate(args->pod, view, c.infos, Detail::Full);
+    Candidates c = resolveCandidates(args, view);
+    Decision d = context.engine->evaluate(args.pod, view, c.infos, Detail::Full);
     if (d.failure) return filterError(d.unschedulableMessage());
 
-    json failed = json::object();
-    json unresolvable = json::object();
-    for (auto& [name, reason] : c.unknown) unresolvable[name] = reason;
-    std::vector<size_t> passing;  // candidate indices
+    std::vector<Failure> failed;
+    std::vector<Failure> unresolvable;
+    unresolvable.reserve(c.unknown.size());
+    for (uint32_t i : c.unknown) unresolvable.push_back(Failure{args.nodeNames[i], nullptr, kUnknownNode});
+    std::string notChosen;
+    if (onlyOne && d.selected != nullptr) notChosen = "node(s) were not placer's choice (" + d.selected->name() + ")";
+    std::vector<std::string_view> passing;  // in the request's order (outcomes follow the candidates')
+    passing.reserve(d.feasibleCount);
     for (size_t i = 0; i < d.nodes.size(); ++i) {
       const NodeOutcome& o = d.nodes[i];
       if (o.code == Code::Success) {
         if (onlyOne && o.node != d.selected) {
-          failed[o.node->name()] = "node(s) were not placer's choice (" + d.selected->name() + ")";
+          failed.push_back(Failure{o.node->name(), nullptr, notChosen});
           continue;
         }
-        passing.push_back(i);
+        uint32_t at = c.requestIndex[i];
+        passing.push_back(args.cacheCapable ? args.nodeNames[at] : args.nodeBytes[at]);
       } else if (o.code == Code::UnschedulableAndUnresolvable) {
-        unresolvable[o.node->name()] = joinReasons(o.reasons);
+        unresolvable.push_back(Failure{o.node->name(), &o.reasons, {}});
       } else {
-        failed[o.node->name()] = joinReasons(o.reasons);
+        failed.push_back(Failure{o.node->name(), &o.reasons, {}});
       }
     }
-    // Engine outcomes follow the candidate order; answer in the request's order.
-    if (args->cacheCapable) {
-      std::vector<std::string> names;
-      names.reserve(passing.size());
-      for (size_t i : passing) names.push_back(args->nodeNames[c.requestIndex[i]]);
-      return HttpResponse::json(200, filterResult(std::nullopt, names, failed, unresolvable, ""));
-    }
-    std::vector<std::string_view> echoed;
-    echoed.reserve(passing.size());
-    for (size_t i : passing) echoed.push_back(args->nodeBytes[c.requestIndex[i]]);
-    return HttpResponse::json(200, filterResult(echoed, std::nullopt, failed, unresolvable, ""));
+    if (args.cacheCapable)
+      return HttpResponse::json(200, filterResult(nullptr, &passing, failed, unresolvable, ""));
+    return HttpResponse::json(200, filterResult(&passing, nullptr, failed, unresolvable, ""));
   });
 }
 
 HttpResponse extenderPrioritize(const ExtenderContext& context, std::string_view body) {
-  auto args = decodeArgs(body);
-  if (!args) return badRequest(args.error().message);
+  ExtenderArgs args;
+  if (Outcome decoded = decodeArgs(body, args); !decoded) return badRequest(decoded.error().message);
   if (!viewSynced(context)) return HttpResponse::text(503, "placer: the cluster view is not synced yet\n");
 
   return context.state->read([&](const ClusterView& view) {
-    Candidates c = resolveCandidates(*args, view);
-    Decision d = context.engine->evaluate(args->pod, view, c.infos, Detail::Full);
-    std::vector<std::string_view> hosts;
-    if (args->cacheCapable) {
-      for (const std::string& n : args->nodeNames) hosts.push_back(n);
-    } else {
-      for (const Node& n : args->nodes) hosts.push_back(n.name);
-    }
-    std::vector<int64_t> scores(hosts.size(), 0);
+    Candidates c = resolveCandidates(args, view);
+    Decision d = context.engine->evaluate(args.pod, view, c.infos, Detail::Full);
+    const size_t count = args.cacheCapable ? args.nodeNames.size() : args.nodes.size();
+    std::vector<int64_t> scores(count, 0);
     if (!d.failure) {
       int64_t best = 0;
       for (const NodeOutcome& o : d.nodes)
@@ -394,9 +355,23 @@ HttpResponse extenderPrioritize(const ExtenderContext& context, std::string_view
         if (o.code == Code::Success && best > 0) scores[c.requestIndex[i]] = o.total * 10 / best;
       }
     }
-    json list = json::array();
-    for (size_t i = 0; i < hosts.size(); ++i) list.push_back({{"Host", hosts[i]}, {"Score", scores[i]}});
-    return HttpResponse::json(200, list.dump());
+    // HostPriorityList: [{"Host":...,"Score":...}], in the request's order.
+    std::string out;
+    size_t size = 2;
+    for (size_t i = 0; i < count; ++i)
+      size += (args.cacheCapable ? args.nodeNames[i].size() : c.owned[i].name().size()) + 24;
+    out.reserve(size);
+    out += '[';
+    for (size_t i = 0; i < count; ++i) {
+      if (i) out += ',';
+      out += "{\"Host\":";
+      appendJsonString(out, args.cacheCapable ? args.nodeNames[i] : std::string_view(c.owned[i].name()));
+      out += ",\"Score\":";
+      appendJsonInt(out, scores[i]);
+      out += '}';
+    }
+    out += ']';
+    return HttpResponse::json(200, std::move(out));
   });
 }
 
@@ -435,8 +410,8 @@ HttpResponse extenderBind(const ExtenderContext& context, std::string_view body)
 }
 
 HttpResponse extenderPreempt(const ExtenderContext& context, std::string_view body) {
-  auto members = objectMembers(body, "ExtenderPreemptionArgs");
-  if (!members) return badRequest(members.error().message);
+  auto members = kube::rawObjectMembers(body);
+  if (!members) return badRequest("ExtenderPreemptionArgs: " + members.error().message);
   auto podBytes = member(*members, "Pod");
   if (!podBytes) return badRequest("ExtenderPreemptionArgs.Pod: required");
   auto pod = decodePodBytes(*podBytes, "ExtenderPreemptionArgs.Pod");

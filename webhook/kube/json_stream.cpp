@@ -63,7 +63,98 @@ class FilteredParser {
     return out;
   }
 
+  Result<std::vector<RawMember>> members() {
+    std::vector<RawMember> out;
+    skipWs();
+    if (pos_ >= b_.size() || b_[pos_] != '{') return fail("expected a JSON object"), error();
+    ++pos_;
+    skipWs();
+    if (pos_ < b_.size() && b_[pos_] == '}') {
+      ++pos_;
+      return end(std::move(out));
+    }
+    while (true) {
+      skipWs();
+      RawMember m;
+      if (!string(m.key)) return error();
+      skipWs();
+      if (pos_ >= b_.size() || b_[pos_] != ':') return fail("expected ':'"), error();
+      ++pos_;
+      skipWs();
+      size_t start = pos_;
+      if (!skipValue()) return error();
+      m.value = b_.substr(start, pos_ - start);
+      out.push_back(std::move(m));
+      skipWs();
+      if (pos_ >= b_.size()) return fail("unterminated object"), error();
+      if (b_[pos_] == '}') {
+        ++pos_;
+        return end(std::move(out));
+      }
+      if (b_[pos_] != ',') return fail("expected ',' or '}'"), error();
+      ++pos_;
+    }
+  }
+
+  // Elements of an array: each element is handed to `element` at its first
+  // byte and must leave pos_ one past its last.
+  template <class Out, class Element>
+  Result<std::vector<Out>> elements(Element element) {
+    std::vector<Out> out;
+    skipWs();
+    if (pos_ >= b_.size() || b_[pos_] != '[') return fail("expected an array"), error();
+    ++pos_;
+    skipWs();
+    if (pos_ < b_.size() && b_[pos_] == ']') {
+      ++pos_;
+      return end(std::move(out));
+    }
+    while (true) {
+      skipWs();
+      if (!element(out)) return error();
+      skipWs();
+      if (pos_ >= b_.size()) return fail("unterminated array"), error();
+      if (b_[pos_] == ']') {
+        ++pos_;
+        return end(std::move(out));
+      }
+      if (b_[pos_] != ',') return fail("expected ',' or ']'"), error();
+      ++pos_;
+    }
+  }
+  Result<std::vector<std::string_view>> rawElements() {
+    return elements<std::string_view>([&](std::vector<std::string_view>& out) {
+      size_t start = pos_;
+      if (!skipValue()) return false;
+      out.push_back(b_.substr(start, pos_ - start));
+      return true;
+    });
+  }
+  Result<std::vector<FilteredElement>> filteredElements(const FieldFilter& filter) {
+    return elements<FilteredElement>([&](std::vector<FilteredElement>& out) {
+      size_t start = pos_;
+      FilteredElement e;
+      if (!value(filter, e.value)) return false;
+      e.bytes = b_.substr(start, pos_ - start);
+      out.push_back(std::move(e));
+      return true;
+    });
+  }
+  Result<std::string> wholeString() {
+    std::string out;
+    if (!string(out)) return error();
+    if (pos_ != b_.size()) return fail("unexpected data after the string"), error();
+    return out;
+  }
+
  private:
+  template <class T>
+  Result<T> end(T value) {
+    skipWs();
+    if (pos_ != b_.size()) return fail("unexpected data after the value"), error();
+    return value;
+  }
+
   Error error() const { return Error{"invalid JSON at offset " + std::to_string(errorAt_) + ": " + message_}; }
   bool fail(const char* message) {
     if (message_.empty()) {
@@ -345,6 +436,18 @@ const FieldFilter& nodeEventFilter() {
 Result<nlohmann::json> parseFiltered(std::string_view bytes, const FieldFilter& filter) {
   return FilteredParser(bytes).run(filter);
 }
+
+Result<std::vector<RawMember>> rawObjectMembers(std::string_view bytes) { return FilteredParser(bytes).members(); }
+
+Result<std::vector<std::string_view>> rawArrayElements(std::string_view bytes) {
+  return FilteredParser(bytes).rawElements();
+}
+
+Result<std::vector<FilteredElement>> parseFilteredElements(std::string_view arrayBytes, const FieldFilter& filter) {
+  return FilteredParser(arrayBytes).filteredElements(filter);
+}
+
+Result<std::string> unescapeJsonString(std::string_view quoted) { return FilteredParser(quoted).wholeString(); }
 
 // ---------------------------------------------------------------------------
 

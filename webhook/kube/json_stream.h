@@ -54,6 +54,29 @@ const FieldFilter& nodeEventFilter();
 // Errors say what is wrong and at which byte offset. Never throws.
 Result<nlohmann::json> parseFiltered(std::string_view bytes, const FieldFilter& filter);
 
+// The raw structure of one complete JSON value, without building it: for
+// decoders that pick a few members of a large document (extender requests of
+// tens of MB) and parse or echo only those. Only the structure is checked
+// (strings closed, brackets balanced, separators in place); a member's or
+// element's value is validated when it is itself parsed. Never throws.
+struct RawMember {
+  std::string key;         // unescaped
+  std::string_view value;  // the value's bytes as sent
+};
+Result<std::vector<RawMember>> rawObjectMembers(std::string_view bytes);  // an object, in document order
+Result<std::vector<std::string_view>> rawArrayElements(std::string_view bytes);
+
+// Each element of an array parsed with `filter`, with its bytes as sent: one
+// pass over the array (a v1.NodeList's items, decoded and echoed).
+struct FilteredElement {
+  std::string_view bytes;
+  nlohmann::json value;
+};
+Result<std::vector<FilteredElement>> parseFilteredElements(std::string_view arrayBytes, const FieldFilter& filter);
+
+// A JSON string token (quotes included) unescaped; `quoted` must be one whole token.
+Result<std::string> unescapeJsonString(std::string_view quoted);
+
 class JsonStreamScanner {
  public:
   enum class Mode {

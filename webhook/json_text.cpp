@@ -1,0 +1,80 @@
+#include "webhook/json_text.h"
+
+#include <charconv>
+
+namespace placer {
+namespace {
+
+// Length of the valid UTF-8 sequence starting at s[i] (a byte >= 0x80), or 0.
+size_t utf8Sequence(std::string_view s, size_t i) {
+  auto at = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
+  auto continuation = [&](size_t k) { return k < s.size() && (at(k) & 0xC0) == 0x80; };
+  unsigned char c = at(i);
+  if (c >= 0xC2 && c <= 0xDF) return continuation(i + 1) ? 2 : 0;
+  if (c >= 0xE0 && c <= 0xEF) {
+    if (!continuation(i + 1) || !continuation(i + 2)) return 0;
+    unsigned char c1 = at(i + 1);
+    if (c == 0xE0 && c1 < 0xA0) return 0;  // overlong
+    if (c == 0xED && c1 >= 0xA0) return 0; // surrogates
+    return 3;
+  }
+  if (c >= 0xF0 && c <= 0xF4) {
+    if (!continuation(i + 1) || !continuation(i + 2) || !continuation(i + 3)) return 0;
+    unsigned char c1 = at(i + 1);
+    if (c == 0xF0 && c1 < 0x90) return 0;  // overlong
+    if (c == 0xF4 && c1 >= 0x90) return 0; // above U+10FFFF
+    return 4;
+  }
+  return 0;
+}
+
+bool plain(unsigned char c) { return c >= 0x20 && c < 0x80 && c != '"' && c != '\\'; }
+
+}  // namespace
+
+void appendJsonString(std::string& out, std::string_view text) {
+  out += '"';
+  size_t i = 0;
+  while (i < text.size()) {
+    size_t run = i;
+    while (run < text.size() && plain(static_cast<unsigned char>(text[run]))) ++run;
+    out.append(text.data() + i, run - i);
+    i = run;
+    if (i >= text.size()) break;
+    unsigned char c = static_cast<unsigned char>(text[i]);
+    switch (c) {
+      case '"': out += "\\\""; ++i; continue;
+      case '\\': out += "\\\\"; ++i; continue;
+      case '\b': out += "\\b"; ++i; continue;
+      case '\f': out += "\\f"; ++i; continue;
+      case '\n': out += "\\n"; ++i; continue;
+      case '\r': out += "\\r"; ++i; continue;
+      case '\t': out += "\\t"; ++i; continue;
+      default: break;
+    }
+    if (c < 0x20) {
+      static constexpr char kHex[] = "0123456789abcdef";
+      out += "\\u00";
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+      ++i;
+      continue;
+    }
+    if (size_t n = utf8Sequence(text, i)) {
+      out.append(text.data() + i, n);
+      i += n;
+    } else {
+      out += "\\ufffd";
+      ++i;
+    }
+  }
+  out += '"';
+}
+
+void appendJsonInt(std::string& out, int64_t value) {
+  char buf[24];
+  auto r = std::to_chars(buf, buf + sizeof buf, value);
+  out.append(buf, static_cast<size_t>(r.ptr - buf));
+}
+
+}  // namespace placer
