@@ -5,6 +5,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "webhook/json_text.h"
+#include "webhook/kube/json_stream.h"
+
 namespace placer {
 namespace {
 
@@ -24,33 +27,55 @@ std::string stringMember(const json& object, std::string_view key) {
   return v && v->is_string() ? v->get<std::string>() : std::string();
 }
 
-// The answer's body: allowed:true, with the patch when there is one.
-std::string reviewResponse(std::string_view apiVersion, const std::string& uid, const json* patch) {
-  nlohmann::ordered_json response;
-  response["uid"] = uid;
-  response["allowed"] = true;
+// The answer's body: allowed:true, with the patch (a JSON array) when there is
+// one. Written by hand; the same bytes nlohmann::ordered_json would write.
+std::string reviewResponse(std::string_view apiVersion, const std::string& uid, const std::string* patch) {
+  std::string out;
+  out.reserve(128 + apiVersion.size() + uid.size() + (patch ? (patch->size() + 2) / 3 * 4 : 0));
+  out += "{\"apiVersion\":";
+  appendJsonString(out, apiVersion);
+  out += ",\"kind\":\"AdmissionReview\",\"response\":{\"uid\":";
+  appendJsonString(out, uid);
+  out += ",\"allowed\":true";
   if (patch != nullptr) {
-    response["patchType"] = "JSONPatch";
-    response["patch"] = base64Encode(patch->dump());
+    out += ",\"patchType\":\"JSONPatch\",\"patch\":\"";
+    out += base64Encode(*patch);
+    out += '"';
   }
-  nlohmann::ordered_json review;
-  review["apiVersion"] = apiVersion;
-  review["kind"] = "AdmissionReview";
-  review["response"] = std::move(response);
-  return review.dump();
+  out += "}}";
+  return out;
+}
+
+// One JSONPatch "add" operation with a string value, appended to the patch
+// array being written (keys in nlohmann's order: op, path, value).
+void addOperation(std::string& patch, std::string_view path, std::string_view value) {
+  patch += patch.size() > 1 ? ",{\"op\":\"add\",\"path\":" : "{\"op\":\"add\",\"path\":";
+  appendJsonString(patch, path);
+  patch += ",\"value\":";
+  appendJsonString(patch, value);
+  patch += '}';
 }
 
 // Operations adding `annotations` to a pod: one per key when the pod already
 // has an annotations map, else the whole map (a JSONPatch "add" needs the parent).
-void addAnnotations(json& patch, bool podHasAnnotations, const std::vector<std::pair<std::string, std::string>>& annotations) {
+// Keys are given sorted, as a JSON object writes them.
+void addAnnotations(std::string& patch, bool podHasAnnotations,
+                    std::initializer_list<std::pair<std::string_view, std::string_view>> annotations) {
   if (podHasAnnotations) {
-    for (const auto& [k, v] : annotations)
-      patch.push_back({{"op", "add"}, {"path", "/metadata/annotations/" + escapeJsonPointer(k)}, {"value", v}});
-  } else {
-    json map = json::object();
-    for (const auto& [k, v] : annotations) map[k] = v;
-    patch.push_back({{"op", "add"}, {"path", "/metadata/annotations"}, {"value", std::move(map)}});
+    for (const auto& [k, v] : annotations) addOperation(patch, "/metadata/annotations/" + escapeJsonPointer(k), v);
+    return;
   }
+  patch += patch.size() > 1 ? ",{\"op\":\"add\",\"path\":\"/metadata/annotations\",\"value\":{"
+                            : "{\"op\":\"add\",\"path\":\"/metadata/annotations\",\"value\":{";
+  bool first = true;
+  for (const auto& [k, v] : annotations) {
+    if (!first) patch += ',';
+    first = false;
+    appendJsonString(patch, k);
+    patch += ':';
+    appendJsonString(patch, v);
+  }
+  patch += "}}";
 }
 
 bool isExcludedNamespace(const PlacerSettings& settings, std::string_view ns) {
@@ -131,16 +156,19 @@ std::string base64Encode(std::string_view bytes) {
 }
 
 AdmissionAnswer reviewAdmission(std::string_view body, const AdmissionInput& input) {
-  json review = json::parse(body.begin(), body.end(), nullptr, /*allow_exceptions=*/false);
-  if (review.is_discarded()) {
+  // Only what the review and decodePod read is built; the rest of the ~4 KB
+  // body (managedFields, env, probes, oldObject, userInfo, ...) is stepped over.
+  auto review = kube::parseFiltered(body, kube::admissionReviewFilter());
+  if (!review) {
     AdmissionAnswer answer;
     answer.outcome = AdmissionOutcome::BadRequest;
     answer.httpStatus = 400;
-    answer.reason = "body is not JSON";
-    answer.body = "request body is not JSON; expected an admission.k8s.io/v1 AdmissionReview\n";
+    answer.reason = "body is not JSON: " + review.error().message;
+    answer.body = "request body is not JSON (" + review.error().message +
+                  "); expected an admission.k8s.io/v1 AdmissionReview\n";
     return answer;
   }
-  return reviewAdmissionDocument(review, input);
+  return reviewAdmissionDocument(*review, input);
 }
 
 AdmissionAnswer reviewAdmissionDocument(const json& review, const AdmissionInput& input) {
@@ -266,22 +294,23 @@ AdmissionAnswer reviewAdmissionDocument(const json& review, const AdmissionInput
     const json* metadata = member(*object, "metadata");
     const json* annotations = metadata ? member(*metadata, "annotations") : nullptr;
     bool podHasAnnotations = annotations != nullptr && annotations->is_object();
-    json patch = json::array();
+    std::string patch;
+    patch.reserve(512);
+    patch += '[';
     if (!answer.node.empty()) {
-      patch.push_back({{"op", "add"}, {"path", "/spec/nodeName"}, {"value", answer.node}});
+      addOperation(patch, "/spec/nodeName", answer.node);
+      const std::string score = std::to_string(answer.score);
       addAnnotations(patch, podHasAnnotations,
-                     {{std::string(kAssignedNodeAnnotation), answer.node},
-                      {std::string(kReservationAnnotation), answer.uid},
-                      {std::string(kScoreAnnotation), std::to_string(answer.score)}});
+                     {{kAssignedNodeAnnotation, answer.node}, {kReservationAnnotation, answer.uid}, {kScoreAnnotation, score}});
       answer.outcome = AdmissionOutcome::Assigned;
     } else {
-      addAnnotations(patch, podHasAnnotations, {{std::string(kUnassignedReasonAnnotation), unschedulable}});
+      addAnnotations(patch, podHasAnnotations, {{kUnassignedReasonAnnotation, unschedulable}});
       if (!input.settings.fallbackSchedulerName.empty())
-        patch.push_back(
-            {{"op", "add"}, {"path", "/spec/schedulerName"}, {"value", input.settings.fallbackSchedulerName}});
+        addOperation(patch, "/spec/schedulerName", input.settings.fallbackSchedulerName);
       answer.outcome = AdmissionOutcome::Fallback;
       answer.reason = unschedulable;
     }
+    patch += ']';
     answer.body = reviewResponse(apiVersion, answer.uid, &patch);
     return answer;
   } catch (const std::exception& e) {

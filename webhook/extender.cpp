@@ -252,8 +252,14 @@ std::string filterResult(const std::vector<std::string_view>* echoedNodes, const
     for (std::string_view n : *echoedNodes) size += n.size() + 1;
   if (nodeNames)
     for (std::string_view n : *nodeNames) size += n.size() + 3;
-  for (const auto* list : {&failed, &unresolvable})
-    for (const Failure& f : *list) size += f.node.size() + 48;
+  for (const auto* list : {&failed, &unresolvable}) {
+    for (const Failure& f : *list) {
+      size += f.node.size() + 8 + f.text.size();
+      if (f.reasons)
+        for (const std::string& r : *f.reasons) size += r.size() + 2;
+    }
+  }
+  size += size / 64;  // escapes
   std::string out;
   out.reserve(size);
   out += "{\"Nodes\":";

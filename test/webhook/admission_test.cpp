@@ -55,6 +55,9 @@ TEST_F(AdmissionTest, GenerateNamePodWithoutAnnotationsIsAssignedWithTheWholeAnn
   EXPECT_EQ(patch[1]["value"], (json{{"placer.io/assigned-node", a.node},
                                      {"placer.io/reservation", "uid-1"},
                                      {"placer.io/score", std::to_string(a.score)}}));
+  // Written by hand, byte for byte what a JSON library writes (sorted keys, no spaces).
+  EXPECT_EQ(base64Decode(resp["response"]["patch"]), patch.dump());
+  EXPECT_EQ(a.body, nlohmann::ordered_json::parse(a.body).dump());
   const Reservation* r = reservation("uid-1");
   ASSERT_NE(r, nullptr);
   EXPECT_EQ(r->nodeName, a.node);

@@ -153,6 +153,39 @@ TEST_F(ExtenderTest, PrioritizeMapsTotalsOntoZeroToTen) {
   EXPECT_EQ(scores["ghost"], 0);
 }
 
+TEST_F(ExtenderTest, PrioritizeWithFullNodesAnswersTheirNames) {
+  json list = {{"metadata", json::object()}, {"items", nodes_}};
+  json args = {{"Pod", podJson("web", "500m")}, {"Nodes", list}, {"NodeNames", nullptr}};
+  json result = parse(extenderPrioritize(context_, args.dump()));
+  ASSERT_EQ(result.size(), nodes_.size());
+  for (size_t i = 0; i < nodes_.size(); ++i) EXPECT_EQ(result[i]["Host"], nodes_[i]["metadata"]["name"]);
+  EXPECT_EQ(result[1]["Score"], 10);  // big
+}
+
+TEST_F(ExtenderTest, AnswersAreValidJsonWhateverTheNamesAndInGoMapOrder) {
+  // A name with escapes and one that is not UTF-8 are unknown nodes, written
+  // back as valid JSON; a node named twice is one map key, as in a Go map;
+  // map keys are sorted as encoding/json writes them.
+  std::string body = R"({"Pod":)" + podJson("web", "2").dump() +
+                     R"(,"NodeNames":["tiny","gh\"ost","small","big","small","caf\u00e9","bad-)" + std::string("\xff") +
+                     R"("]})";
+  HttpResponse r = extenderFilter(context_, body, false);
+  ASSERT_EQ(r.status, 200) << r.body;
+  json result = json::parse(r.body);
+  EXPECT_EQ(result["NodeNames"], json({"big"}));
+  EXPECT_EQ(result["FailedNodes"], json({{"small", "Insufficient cpu"}}));
+  std::vector<std::string> keys;
+  for (auto it = result["FailedAndUnresolvableNodes"].begin(); it != result["FailedAndUnresolvableNodes"].end(); ++it)
+    keys.push_back(it.key());
+  EXPECT_EQ(keys, (std::vector<std::string>{"bad-\xef\xbf\xbd", "caf\xc3\xa9", "gh\"ost", "tiny"}));
+  EXPECT_LT(r.body.find("\"bad-"), r.body.find("\"caf"));  // written sorted, not only parsed so
+
+  json prioritized = parse(extenderPrioritize(context_, body));
+  ASSERT_EQ(prioritized.size(), 7u);
+  EXPECT_EQ(prioritized[1]["Host"], "gh\"ost");
+  EXPECT_EQ(prioritized[5]["Host"], "caf\xc3\xa9");
+}
+
 TEST_F(ExtenderTest, MalformedBodiesAre400WithAMessage) {
   struct Case {
     std::string name, body, mentions;

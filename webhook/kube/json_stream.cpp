@@ -325,10 +325,11 @@ class FilteredParser {
     out = decoded.get<std::string>();
     return true;
   }
-  bool value(const FieldFilter& filter, nlohmann::json& out) {
+  bool value(const FieldFilter& filter, nlohmann::json& out, int depth = 0) {
+    if (depth > kMaxDepth) return fail("nested too deeply");
     if (pos_ >= b_.size()) return fail("unexpected end");
     char c = b_[pos_];
-    if (filter.keepsAll() || (c != '{' && c != '[')) return build(out, 0);
+    if (filter.keepsAll() || (c != '{' && c != '[')) return build(out, depth);
     ++pos_;
     skipWs();
     if (c == '[') {
@@ -337,7 +338,7 @@ class FilteredParser {
       while (true) {
         skipWs();
         nlohmann::json element;
-        if (!value(filter, element)) return false;
+        if (!value(filter, element, depth + 1)) return false;
         out.push_back(std::move(element));
         skipWs();
         if (pos_ >= b_.size()) return fail("unterminated array");
@@ -358,7 +359,7 @@ class FilteredParser {
       skipWs();
       if (const FieldFilter* child = filter.child(name)) {
         nlohmann::json element;
-        if (!value(*child, element)) return false;
+        if (!value(*child, element, depth + 1)) return false;
         out[name] = std::move(element);
       } else if (!skipValue()) {
         return false;
@@ -420,6 +421,12 @@ const FieldFilter& podFilter() {
 }
 const FieldFilter& nodeFilter() {
   static const FieldFilter filter = FieldFilter::parse(kNodeFields);
+  return filter;
+}
+const FieldFilter& admissionReviewFilter() {
+  static const FieldFilter filter = FieldFilter::parse(
+      "apiVersion,kind,request{uid,kind{group,version,kind},namespace,name,operation,subResource,dryRun,object{" +
+      podFields() + "}}");
   return filter;
 }
 const FieldFilter& podEventFilter() {

@@ -46,6 +46,9 @@ class FieldFilter {
 // The fields of a v1.Pod / v1.Node that decodePod / decodeNode read.
 const FieldFilter& podFilter();
 const FieldFilter& nodeFilter();
+// An admission.k8s.io/v1 AdmissionReview: what reviewAdmission reads of the
+// request, and of request.object what decodePod reads.
+const FieldFilter& admissionReviewFilter();
 // A watch event {"type", "object"} whose object is a pod, a node, or a Status (ERROR).
 const FieldFilter& podEventFilter();
 const FieldFilter& nodeEventFilter();

@@ -1,0 +1,60 @@
+// Hand-written JSON strings: the same bytes as nlohmann's dump where that is
+// defined, and \ufffd for bytes that are not UTF-8 (where nlohmann throws).
+#include "webhook/json_text.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+namespace placer {
+namespace {
+
+TEST(JsonTextTest, EscapesLikeNlohmann) {
+  const std::vector<std::string> cases = {
+      "",
+      "node-a.eu-west-1.compute.internal",
+      "quote \" backslash \\ slash /",
+      "controls \b\f\n\r\t and \x01\x1f and DEL \x7f",
+      "utf-8: caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80",
+      std::string("nul \0 inside", 12),
+  };
+  for (const std::string& text : cases) {
+    std::string out;
+    appendJsonString(out, text);
+    EXPECT_EQ(out, nlohmann::json(text).dump()) << text;
+    EXPECT_EQ(nlohmann::json::parse(out).get<std::string>(), text);
+  }
+}
+
+TEST(JsonTextTest, BytesThatAreNotUtf8BecomeTheReplacementCharacter) {
+  struct Case {
+    const char* name;
+    std::string text;
+    std::string expected;
+  };
+  const std::vector<Case> cases = {
+      {"lone continuation", "a\x80z", R"("a\ufffdz")"},
+      {"truncated sequence", "a\xe2\x82", R"("a\ufffd\ufffd")"},
+      {"overlong", "\xc0\xaf", R"("\ufffd\ufffd")"},
+      {"surrogate", "\xed\xa0\x80", R"("\ufffd\ufffd\ufffd")"},
+      {"above U+10FFFF", "\xf4\x90\x80\x80", R"("\ufffd\ufffd\ufffd\ufffd")"},
+  };
+  for (const Case& c : cases) {
+    std::string out;
+    appendJsonString(out, c.text);
+    EXPECT_EQ(out, c.expected) << c.name;
+    EXPECT_NO_THROW((void)nlohmann::json::parse(out)) << c.name;
+  }
+}
+
+TEST(JsonTextTest, IntegersAsDecimal) {
+  std::string out;
+  appendJsonInt(out, 0);
+  out += ',';
+  appendJsonInt(out, -42);
+  out += ',';
+  appendJsonInt(out, INT64_MAX);
+  EXPECT_EQ(out, "0,-42,9223372036854775807");
+}
+
+}  // namespace
+}  // namespace placer
