@@ -5,6 +5,20 @@
 //
 //   admission_loadgen [--nodes 5000] [--pods-per-node 30] [--clients 8]
 //                     [--seconds 5] [--workers 8] [--route both|mutate|echo]
+//                     [--rate R] [--profile default|trivial]
+//
+// Closed loop (default): each client sends its next request as soon as the
+// previous answer arrives; the figure is the maximum throughput, and latency
+// at that load (with 8 clients, Little's law ties the two together).
+// Open loop (--rate R, requests per second over all clients): each client
+// sends on a fixed schedule (client i at t0 + (i + k * clients) / R) and
+// latency is measured from the scheduled send time, so a slow answer that
+// delays the next send is counted against that send too (no coordinated
+// omission).
+//
+// --profile trivial disables every plugin (every node feasible, total 0): what
+// remains is the webhook's own cost per admission (TLS, decode, the engine's
+// bare loop over the nodes, reserve, patch, log, metrics).
 //
 // Server and clients share the machine (the figures are for that setup).
 #include <algorithm>
@@ -44,6 +58,8 @@ struct Options {
   double seconds = 5;
   int workers = 8;
   std::string route = "both";
+  double rate = 0;  // > 0: open loop at this many requests per second
+  std::string profile = "default";
 };
 
 constexpr std::string_view kUidPlaceholder = "00000000-0000-4000-8000-000000000000";
@@ -89,6 +105,8 @@ struct PhaseResult {
   double seconds = 0;
   std::vector<double> latenciesUs;
   double avgBodyBytes = 0;
+  double rate = 0;  // the schedule's rate, open loop
+  size_t late = 0;  // open loop: sends that started after the next one was due
 };
 
 double percentile(const std::vector<double>& sorted, double p) {
@@ -104,9 +122,11 @@ PhaseResult runPhase(const std::string& route, uint16_t port, const std::string&
   std::vector<std::vector<double>> perClient(size_t(o.clients));
   std::vector<size_t> failures(size_t(o.clients), 0);
   std::vector<double> bodyBytes(size_t(o.clients), 0);
+  std::vector<size_t> late(size_t(o.clients), 0);
   std::atomic<int> ready{0};
   std::atomic<bool> go{false};
   Clock::time_point deadline;
+  Clock::time_point startedAt;
   std::vector<std::thread> threads;
   for (int t = 0; t < o.clients; ++t) {
     threads.emplace_back([&, t] {
@@ -124,7 +144,15 @@ PhaseResult runPhase(const std::string& route, uint16_t port, const std::string&
       lat.reserve(100000);
       size_t i = size_t(t) * 7919;
       std::string body;
+      // Open loop: this client's k-th send is due at go + (t + k * clients) / rate.
+      const auto period = o.rate > 0 ? std::chrono::duration<double>(double(o.clients) / o.rate) : Clock::duration(0);
+      auto due = startedAt + std::chrono::duration_cast<Clock::duration>(period * (double(t) / double(o.clients)));
       while (Clock::now() < deadline) {
+        if (o.rate > 0) {
+          if (due >= deadline) break;
+          std::this_thread::sleep_until(due);
+          if (Clock::now() > due + std::chrono::duration_cast<Clock::duration>(period)) ++late[size_t(t)];
+        }
         const Payload& p = payloads[i++ % payloads.size()];
         body = p.body;
         char uid[40];
@@ -132,7 +160,8 @@ PhaseResult runPhase(const std::string& route, uint16_t port, const std::string&
         std::snprintf(uid, sizeof uid, "%08llx-0000-4000-8000-%012llx", (unsigned long long)(n >> 32),
                       (unsigned long long)(n & 0xffffffffffffULL));
         std::memcpy(body.data() + p.uidOffset, uid, kUidPlaceholder.size());
-        auto start = Clock::now();
+        auto start = o.rate > 0 ? due : Clock::now();
+        if (o.rate > 0) due += std::chrono::duration_cast<Clock::duration>(period);
         auto r = (*client)->request("POST", route, body);
         double us = std::chrono::duration<double, std::micro>(Clock::now() - start).count();
         if (!r || r->status != 200) {
@@ -147,6 +176,7 @@ PhaseResult runPhase(const std::string& route, uint16_t port, const std::string&
   }
   while (ready.load() < o.clients) std::this_thread::yield();
   auto started = Clock::now();
+  startedAt = started;
   deadline = started + std::chrono::microseconds(int64_t(o.seconds * 1e6));
   go.store(true);
   for (auto& t : threads) t.join();
@@ -155,15 +185,20 @@ PhaseResult runPhase(const std::string& route, uint16_t port, const std::string&
   for (int t = 0; t < o.clients; ++t) {
     result.latenciesUs.insert(result.latenciesUs.end(), perClient[size_t(t)].begin(), perClient[size_t(t)].end());
     result.failures += failures[size_t(t)];
+    result.late += late[size_t(t)];
     bytes += bodyBytes[size_t(t)];
   }
   std::sort(result.latenciesUs.begin(), result.latenciesUs.end());
   result.requests = result.latenciesUs.size();
   result.avgBodyBytes = result.requests ? bytes / double(result.requests) : 0;
+  result.rate = o.rate;
   return result;
 }
 
 void report(const PhaseResult& r) {
+  if (r.rate > 0)
+    std::printf("open loop, scheduled %.0f req/s, latency from the scheduled send; %zu sends a period late\n", r.rate,
+                r.late);
   std::printf("%-8s requests=%zu failures=%zu  %.0f req/s  body=%.0f B  p50=%.0f us  p99=%.0f us  p99.9=%.0f us  max=%.0f us\n",
               r.route.c_str(), r.requests, r.failures, double(r.requests) / r.seconds, r.avgBodyBytes,
               percentile(r.latenciesUs, 0.50), percentile(r.latenciesUs, 0.99), percentile(r.latenciesUs, 0.999),
@@ -183,6 +218,8 @@ int main(int argc, char** argv) {
     else if (a == "--seconds") o.seconds = std::stod(v);
     else if (a == "--workers") o.workers = std::stoi(v);
     else if (a == "--route") o.route = v;
+    else if (a == "--rate") o.rate = std::stod(v);
+    else if (a == "--profile") o.profile = v;
     else {
       std::fprintf(stderr, "unknown option %s\n", a.c_str());
       return 2;
@@ -222,6 +259,17 @@ int main(int argc, char** argv) {
     return 1;
   }
   context.engine = std::make_shared<const Engine>(config->profile);
+  if (o.profile == "trivial") {
+    auto trivial = Profile::fromJson(json::parse(R"({"plugins":{"multiPoint":{"disabled":[{"name":"*"}]}}})"));
+    if (!trivial) {
+      std::fprintf(stderr, "%s\n", trivial.error().message.c_str());
+      return 1;
+    }
+    context.engine = std::make_shared<const Engine>(*trivial);
+  } else if (o.profile != "default") {
+    std::fprintf(stderr, "--profile: default or trivial\n");
+    return 2;
+  }
   context.state = &state;
   context.settings = config->settings;
   context.metrics = &metrics;
@@ -259,19 +307,23 @@ int main(int argc, char** argv) {
     std::printf("Engine::place alone: %.0f us per decision (%zu nodes, mean feasible %zu)\n", us, nodes,
                 feasible / kDecisions);
   }
-  std::printf("clients=%d workers=%d seconds=%.1f, %zu distinct pending pods\n", o.clients, o.workers, o.seconds,
-              payloads.size());
+  std::printf("clients=%d workers=%d seconds=%.1f, %zu distinct pending pods, %s profile\n", o.clients, o.workers,
+              o.seconds, payloads.size(), o.profile.c_str());
   std::atomic<uint64_t> uids{1};
   if (o.route == "both" || o.route == "echo") report(runPhase("/echo", (*server)->port(), ca->certificatePem, payloads, o, uids));
   if (o.route == "both" || o.route == "mutate") {
-    report(runPhase("/mutate", (*server)->port(), ca->certificatePem, payloads, o, uids));
+    PhaseResult mutate = runPhase("/mutate", (*server)->port(), ca->certificatePem, payloads, o, uids);
+    report(mutate);
     std::string m = metrics.render();
+    double assigned = 0;
     for (const char* outcome : {"assigned", "fallback", "skipped", "error"}) {
       std::string key = std::string("placer_admissions_total{outcome=\"") + outcome + "\"} ";
       size_t at = m.find(key);
-      std::printf("  %s=%s", outcome, at == std::string::npos ? "0" : m.substr(at + key.size(), m.find('\n', at) - at - key.size()).c_str());
+      std::string count = at == std::string::npos ? "0" : m.substr(at + key.size(), m.find('\n', at) - at - key.size());
+      if (std::string_view(outcome) == "assigned") assigned = std::stod(count);
+      std::printf("  %s=%s", outcome, count.c_str());
     }
-    std::printf("\n");
+    std::printf("  (%.0f assignments/s)\n", assigned / mutate.seconds);
   }
   (*server)->stop(std::chrono::seconds(5));
   return 0;
