@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <chrono>
 #include <deque>
 #include <map>
@@ -110,6 +111,70 @@ Outcome decodeNodeNames(std::string_view bytes, std::vector<std::string_view>& n
   return {};
 }
 
+// The last member named exactly `key` (a JSON object decodes so: the last wins).
+std::optional<std::string_view> lastMember(const std::vector<RawMember>& members, std::string_view key) {
+  for (auto it = members.rbegin(); it != members.rend(); ++it)
+    if (it->key == key) return it->value;
+  return std::nullopt;
+}
+
+// status.images as decodeNode reads it, from raw bytes when they are plainly
+// shaped (names without escapes, sizes as int64 literals); false hands the
+// rest (nulls, escapes, wrong types) to decodeNode itself.
+bool decodePlainImages(std::string_view bytes, std::vector<NodeImage>& out) {
+  auto items = kube::rawArrayElements(bytes);
+  if (!items) return false;
+  out.reserve(items->size());
+  for (std::string_view item : *items) {
+    auto members = kube::rawObjectMembers(item);
+    if (!members) return false;
+    NodeImage image;
+    for (const RawMember& m : *members) {
+      if (m.key == "names") {
+        auto names = kube::rawArrayElements(m.value);
+        if (!names) return false;
+        image.names.clear();
+        image.names.reserve(names->size());
+        for (std::string_view n : *names) {
+          if (n.size() < 2 || n.front() != '"' || n.find('\\') != std::string_view::npos) return false;
+          image.names.push_back(normalizedImageName(n.substr(1, n.size() - 2)));
+        }
+      } else if (m.key == "sizeBytes") {
+        auto r = std::from_chars(m.value.data(), m.value.data() + m.value.size(), image.sizeBytes);
+        if (r.ec != std::errc() || r.ptr != m.value.data() + m.value.size()) return false;
+      }
+    }
+    out.push_back(std::move(image));
+  }
+  return true;
+}
+
+// A node object's status.images, into node.images: the bulk of a node (tens
+// of entries with long names), so it is decoded from the raw bytes rather
+// than through a DOM; anything unusual goes through decodeNode, so values and
+// error messages are the model's.
+Outcome decodeNodeImages(std::string_view nodeBytes, Node& node) {
+  auto members = kube::rawObjectMembers(nodeBytes);
+  if (!members) return members.error();
+  auto status = lastMember(*members, "status");
+  if (!status || status->front() != '{') return {};  // absent, or null (decodeNode checked the type)
+  auto statusMembers = kube::rawObjectMembers(*status);
+  if (!statusMembers) return statusMembers.error();
+  auto images = lastMember(*statusMembers, "images");
+  if (!images) return {};
+  node.images.clear();
+  if (decodePlainImages(*images, node.images)) return {};
+  node.images.clear();
+  auto dom = kube::parseFiltered(*images, kube::keepEverything());
+  if (!dom) return fieldError("status.images", dom.error().message);
+  json wrapper = json::object();
+  wrapper["status"]["images"] = std::move(*dom);
+  auto decoded = decodeNode(wrapper);
+  if (!decoded) return decoded.error();
+  node.images = std::move(decoded->images);
+  return {};
+}
+
 Outcome decodeArgs(std::string_view body, ExtenderArgs& args) {
   auto members = kube::rawObjectMembers(body);
   if (!members) return Error{"ExtenderArgs: " + members.error().message};
@@ -129,7 +194,7 @@ Outcome decodeArgs(std::string_view body, ExtenderArgs& args) {
   if (!listMembers) return Error{"ExtenderArgs.Nodes: " + listMembers.error().message};
   auto items = member(*listMembers, "items");
   if (!items) return {};  // an empty NodeList
-  auto elements = kube::parseFilteredElements(*items, kube::nodeFilter());
+  auto elements = kube::parseFilteredElements(*items, kube::nodeFilterWithoutImages());
   if (!elements) return Error{"ExtenderArgs.Nodes.items: " + elements.error().message};
   args.nodes.reserve(elements->size());
   args.nodeBytes.reserve(elements->size());
@@ -137,6 +202,8 @@ Outcome decodeArgs(std::string_view body, ExtenderArgs& args) {
     kube::FilteredElement& e = (*elements)[i];
     auto node = decodeNode(e.value);
     if (!node) return fieldError(where("ExtenderArgs.Nodes.items", i), node.error().message);
+    if (Outcome images = decodeNodeImages(e.bytes, *node); !images)
+      return fieldError(where("ExtenderArgs.Nodes.items", i), images.error().message);
     args.nodes.push_back(std::move(*node));
     args.nodeBytes.push_back(e.bytes);
   }

@@ -186,6 +186,35 @@ TEST_F(ExtenderTest, AnswersAreValidJsonWhateverTheNamesAndInGoMapOrder) {
   EXPECT_EQ(prioritized[5]["Host"], "caf\xc3\xa9");
 }
 
+TEST_F(ExtenderTest, FullNodesWithImagesScoreAsTheViewsNodes) {
+  // Images decoded from the request (plain, escaped, untagged, null names) give
+  // the scores the view's own decode gives.
+  ClusterState state;
+  std::vector<json> nodes;
+  for (int i = 0; i < 3; ++i) {
+    json n = nodeJson("img-" + std::to_string(i), "8");
+    n["status"]["images"] = json::array();
+    if (i > 0)
+      n["status"]["images"].push_back({{"names", {"registry.example.com/app@sha256:abc", "registry.example.com/app:v1"}},
+                                       {"sizeBytes", 900 * 1024 * 1024}});
+    if (i == 2) {
+      n["status"]["images"].push_back({{"names", {"docker.io/library/sidecar\u002fx"}}, {"sizeBytes", 300000000}});
+      n["status"]["images"].push_back({{"names", nullptr}, {"sizeBytes", 1}});
+    }
+    state.upsertNode(*decodeNode(n));
+    nodes.push_back(n);
+  }
+  ExtenderContext context = context_;
+  context.state = &state;
+  json pod = podJson("web", "100m");
+  pod["spec"]["containers"][0]["image"] = "registry.example.com/app:v1";
+  json byName = {{"Pod", pod}, {"NodeNames", {"img-0", "img-1", "img-2"}}};
+  json byNode = {{"Pod", pod}, {"Nodes", {{"items", nodes}}}};
+  json expected = parse(extenderPrioritize(context, byName.dump()));
+  EXPECT_EQ(parse(extenderPrioritize(context, byNode.dump())), expected);
+  EXPECT_GT(expected[1]["Score"], expected[0]["Score"]);
+}
+
 TEST_F(ExtenderTest, MalformedBodiesAre400WithAMessage) {
   struct Case {
     std::string name, body, mentions;
@@ -202,6 +231,12 @@ TEST_F(ExtenderTest, MalformedBodiesAre400WithAMessage) {
       {"bad node", R"({"Pod":{"metadata":{"name":"x"}},"Nodes":{"items":[{"metadata":{"name":"n"},"status":{"allocatable":{"cpu":"lots"}}}]}})",
        "items[0]"},
       {"truncated", R"({"Pod":{"metadata":{"name":"x"}},"NodeNames":["big")", "ExtenderArgs"},
+      {"bad image size",
+       R"({"Pod":{"metadata":{"name":"x"}},"Nodes":{"items":[{"metadata":{"name":"n"},"status":{"images":[{"names":["a"],"sizeBytes":"x"}]}}]}})",
+       "items[0]: status.images[0].sizeBytes"},
+      {"bad image names",
+       R"({"Pod":{"metadata":{"name":"x"}},"Nodes":{"items":[{"metadata":{"name":"n"},"status":{"images":[{"names":[7]}]}}]}})",
+       "items[0]: status.images[0].names[0]"},
       {"bad quantity", R"({"Pod":{"spec":{"containers":[{"name":"c","resources":{"requests":{"cpu":"x"}}}]}},"NodeNames":[]})",
        "cpu"},
   };

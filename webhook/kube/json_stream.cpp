@@ -45,6 +45,9 @@ std::string podFields() {
 constexpr std::string_view kNodeFields =
     "apiVersion,kind,metadata{name,uid,resourceVersion,labels},spec{taints,unschedulable},"
     "status{allocatable,capacity,images}";
+constexpr std::string_view kNodeFieldsWithoutImages =
+    "apiVersion,kind,metadata{name,uid,resourceVersion,labels},spec{taints,unschedulable},"
+    "status{allocatable,capacity}";
 // A Status object (ERROR events) adds code, reason and message; "status" is a scalar there.
 constexpr std::string_view kStatusFields = ",code,reason,message";
 
@@ -421,6 +424,14 @@ const FieldFilter& podFilter() {
 }
 const FieldFilter& nodeFilter() {
   static const FieldFilter filter = FieldFilter::parse(kNodeFields);
+  return filter;
+}
+const FieldFilter& nodeFilterWithoutImages() {
+  static const FieldFilter filter = FieldFilter::parse(kNodeFieldsWithoutImages);
+  return filter;
+}
+const FieldFilter& keepEverything() {
+  static const FieldFilter filter;
   return filter;
 }
 const FieldFilter& admissionReviewFilter() {

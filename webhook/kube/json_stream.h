@@ -46,6 +46,11 @@ class FieldFilter {
 // The fields of a v1.Pod / v1.Node that decodePod / decodeNode read.
 const FieldFilter& podFilter();
 const FieldFilter& nodeFilter();
+// nodeFilter() without status.images (the bulk of a node object), for callers
+// that decode the images themselves (the extender's full NodeList).
+const FieldFilter& nodeFilterWithoutImages();
+// Keeps the whole value.
+const FieldFilter& keepEverything();
 // An admission.k8s.io/v1 AdmissionReview: what reviewAdmission reads of the
 // request, and of request.object what decodePod reads.
 const FieldFilter& admissionReviewFilter();
