@@ -4,6 +4,7 @@
 #include <cctype>
 #include <charconv>
 #include <chrono>
+#include <cstring>
 #include <deque>
 #include <map>
 #include <optional>
@@ -111,68 +112,117 @@ Outcome decodeNodeNames(std::string_view bytes, std::vector<std::string_view>& n
   return {};
 }
 
-// The last member named exactly `key` (a JSON object decodes so: the last wins).
-std::optional<std::string_view> lastMember(const std::vector<RawMember>& members, std::string_view key) {
-  for (auto it = members.rbegin(); it != members.rend(); ++it)
-    if (it->key == key) return it->value;
-  return std::nullopt;
-}
+// status.images as decodeNode reads it, from its JSON text in one pass when it
+// is plainly shaped ([{"names":[strings without escapes],"sizeBytes":int64}]);
+// false hands anything else (nulls, escapes, other keys, wrong types) to decodeNode.
+class PlainImagesReader {
+ public:
+  explicit PlainImagesReader(std::string_view text) : s_(text) {}
 
-// status.images as decodeNode reads it, from raw bytes when they are plainly
-// shaped (names without escapes, sizes as int64 literals); false hands the
-// rest (nulls, escapes, wrong types) to decodeNode itself.
-bool decodePlainImages(std::string_view bytes, std::vector<NodeImage>& out) {
-  auto items = kube::rawArrayElements(bytes);
-  if (!items) return false;
-  out.reserve(items->size());
-  for (std::string_view item : *items) {
-    auto members = kube::rawObjectMembers(item);
-    if (!members) return false;
-    NodeImage image;
-    for (const RawMember& m : *members) {
-      if (m.key == "names") {
-        auto names = kube::rawArrayElements(m.value);
-        if (!names) return false;
+  bool read(std::vector<NodeImage>& out) {
+    if (!expect('[')) return false;
+    if (!peek(']')) {
+      do {
+        NodeImage image;
+        if (!readImage(image)) return false;
+        out.push_back(std::move(image));
+      } while (expect(','));
+      if (!expect(']')) return false;
+    } else {
+      ++i_;
+    }
+    skipWs();
+    return i_ == s_.size();
+  }
+
+ private:
+  bool readImage(NodeImage& image) {
+    if (!expect('{')) return false;
+    if (peek('}')) return ++i_, true;
+    do {
+      std::string_view key;
+      if (!plainString(key) || !expect(':')) return false;
+      if (key == "names") {
         image.names.clear();
-        image.names.reserve(names->size());
-        for (std::string_view n : *names) {
-          if (n.size() < 2 || n.front() != '"' || n.find('\\') != std::string_view::npos) return false;
-          image.names.push_back(normalizedImageName(n.substr(1, n.size() - 2)));
+        if (!expect('[')) return false;
+        if (peek(']')) {
+          ++i_;
+          continue;
         }
-      } else if (m.key == "sizeBytes") {
-        auto r = std::from_chars(m.value.data(), m.value.data() + m.value.size(), image.sizeBytes);
-        if (r.ec != std::errc() || r.ptr != m.value.data() + m.value.size()) return false;
+        do {
+          std::string_view name;
+          if (!plainString(name)) return false;
+          image.names.push_back(normalizedImageName(name));
+        } while (expect(','));
+        if (!expect(']')) return false;
+      } else if (key == "sizeBytes") {
+        skipWs();
+        size_t start = i_;
+        while (i_ < s_.size() && (s_[i_] == '-' || (s_[i_] >= '0' && s_[i_] <= '9'))) ++i_;
+        auto r = std::from_chars(s_.data() + start, s_.data() + i_, image.sizeBytes);
+        if (r.ec != std::errc() || r.ptr != s_.data() + i_) return false;
+      } else {
+        return false;
+      }
+    } while (expect(','));
+    return expect('}');
+  }
+  void skipWs() {
+    while (i_ < s_.size() && (s_[i_] == ' ' || s_[i_] == '\n' || s_[i_] == '\r' || s_[i_] == '\t')) ++i_;
+  }
+  bool peek(char c) {
+    skipWs();
+    return i_ < s_.size() && s_[i_] == c;
+  }
+  bool expect(char c) {
+    if (!peek(c)) return false;
+    ++i_;
+    return true;
+  }
+  bool plainString(std::string_view& out) {
+    if (!peek('"')) return false;
+    const void* quote = std::memchr(s_.data() + i_ + 1, '"', s_.size() - i_ - 1);
+    if (quote == nullptr) return false;
+    size_t end = static_cast<size_t>(static_cast<const char*>(quote) - s_.data());
+    out = s_.substr(i_ + 1, end - i_ - 1);
+    if (out.find('\\') != std::string_view::npos) return false;
+    i_ = end + 1;
+    return true;
+  }
+
+  std::string_view s_;
+  size_t i_ = 0;
+};
+
+// A node from its filtered JSON (status.images kept as text): the images, the
+// bulk of a node object, are read in one pass without a DOM; anything unusual
+// in them goes through decodeNode, so values and error messages are the model's.
+Result<Node> decodeRequestNode(json& value) {
+  std::string imagesText;
+  bool hasImages = false;
+  if (value.is_object()) {
+    auto status = value.find("status");
+    if (status != value.end() && status->is_object()) {
+      auto images = status->find("images");
+      if (images != status->end() && images->is_string()) {
+        imagesText = std::move(images->get_ref<std::string&>());
+        status->erase(images);
+        hasImages = true;
       }
     }
-    out.push_back(std::move(image));
   }
-  return true;
-}
-
-// A node object's status.images, into node.images: the bulk of a node (tens
-// of entries with long names), so it is decoded from the raw bytes rather
-// than through a DOM; anything unusual goes through decodeNode, so values and
-// error messages are the model's.
-Outcome decodeNodeImages(std::string_view nodeBytes, Node& node) {
-  auto members = kube::rawObjectMembers(nodeBytes);
-  if (!members) return members.error();
-  auto status = lastMember(*members, "status");
-  if (!status || status->front() != '{') return {};  // absent, or null (decodeNode checked the type)
-  auto statusMembers = kube::rawObjectMembers(*status);
-  if (!statusMembers) return statusMembers.error();
-  auto images = lastMember(*statusMembers, "images");
-  if (!images) return {};
-  node.images.clear();
-  if (decodePlainImages(*images, node.images)) return {};
-  node.images.clear();
-  auto dom = kube::parseFiltered(*images, kube::keepEverything());
+  auto node = decodeNode(value);
+  if (!node || !hasImages) return node;
+  if (PlainImagesReader(imagesText).read(node->images)) return node;
+  node->images.clear();
+  auto dom = kube::parseFiltered(imagesText, kube::keepEverything());
   if (!dom) return fieldError("status.images", dom.error().message);
   json wrapper = json::object();
   wrapper["status"]["images"] = std::move(*dom);
   auto decoded = decodeNode(wrapper);
   if (!decoded) return decoded.error();
-  node.images = std::move(decoded->images);
-  return {};
+  node->images = std::move(decoded->images);
+  return node;
 }
 
 Outcome decodeArgs(std::string_view body, ExtenderArgs& args) {
@@ -194,20 +244,20 @@ Outcome decodeArgs(std::string_view body, ExtenderArgs& args) {
   if (!listMembers) return Error{"ExtenderArgs.Nodes: " + listMembers.error().message};
   auto items = member(*listMembers, "items");
   if (!items) return {};  // an empty NodeList
-  auto elements = kube::parseFilteredElements(*items, kube::nodeFilterWithoutImages());
-  if (!elements) return Error{"ExtenderArgs.Nodes.items: " + elements.error().message};
-  args.nodes.reserve(elements->size());
-  args.nodeBytes.reserve(elements->size());
-  for (size_t i = 0; i < elements->size(); ++i) {
-    kube::FilteredElement& e = (*elements)[i];
-    auto node = decodeNode(e.value);
-    if (!node) return fieldError(where("ExtenderArgs.Nodes.items", i), node.error().message);
-    if (Outcome images = decodeNodeImages(e.bytes, *node); !images)
-      return fieldError(where("ExtenderArgs.Nodes.items", i), images.error().message);
-    args.nodes.push_back(std::move(*node));
-    args.nodeBytes.push_back(e.bytes);
-  }
-  return {};
+  bool decodeFailed = false;
+  Outcome walked = kube::forEachFilteredElement(
+      *items, kube::nodeFilterWithImagesText(), [&](size_t i, std::string_view bytes, json& value) -> Outcome {
+        auto node = decodeRequestNode(value);
+        if (!node) {
+          decodeFailed = true;
+          return fieldError(where("ExtenderArgs.Nodes.items", i), node.error().message);
+        }
+        args.nodes.push_back(std::move(*node));
+        args.nodeBytes.push_back(bytes);
+        return {};
+      });
+  if (!walked && !decodeFailed) return Error{"ExtenderArgs.Nodes.items: " + walked.error().message};
+  return walked;
 }
 
 // The candidates of a request: NodeInfos from the view (NodeNames), or built

@@ -45,9 +45,9 @@ std::string podFields() {
 constexpr std::string_view kNodeFields =
     "apiVersion,kind,metadata{name,uid,resourceVersion,labels},spec{taints,unschedulable},"
     "status{allocatable,capacity,images}";
-constexpr std::string_view kNodeFieldsWithoutImages =
+constexpr std::string_view kNodeFieldsWithImagesText =
     "apiVersion,kind,metadata{name,uid,resourceVersion,labels},spec{taints,unschedulable},"
-    "status{allocatable,capacity}";
+    "status{allocatable,capacity,images*}";
 // A Status object (ERROR events) adds code, reason and message; "status" is a scalar there.
 constexpr std::string_view kStatusFields = ",code,reason,message";
 
@@ -68,33 +68,37 @@ class FilteredParser {
 
   Result<std::vector<RawMember>> members() {
     std::vector<RawMember> out;
+    if (Outcome r = membersInto(out); !r) return r.error();
+    return out;
+  }
+  Outcome membersInto(std::vector<RawMember>& out) {
+    out.clear();
     skipWs();
-    if (pos_ >= b_.size() || b_[pos_] != '{') return fail("expected a JSON object"), error();
+    if (pos_ >= b_.size() || b_[pos_] != '{') return fail("expected a JSON object"), Outcome(error());
     ++pos_;
     skipWs();
     if (pos_ < b_.size() && b_[pos_] == '}') {
       ++pos_;
-      return end(std::move(out));
+      return finished();
     }
     while (true) {
       skipWs();
-      RawMember m;
+      RawMember& m = out.emplace_back();
       if (!string(m.key)) return error();
       skipWs();
-      if (pos_ >= b_.size() || b_[pos_] != ':') return fail("expected ':'"), error();
+      if (pos_ >= b_.size() || b_[pos_] != ':') return fail("expected ':'"), Outcome(error());
       ++pos_;
       skipWs();
       size_t start = pos_;
       if (!skipValue()) return error();
       m.value = b_.substr(start, pos_ - start);
-      out.push_back(std::move(m));
       skipWs();
-      if (pos_ >= b_.size()) return fail("unterminated object"), error();
+      if (pos_ >= b_.size()) return fail("unterminated object"), Outcome(error());
       if (b_[pos_] == '}') {
         ++pos_;
-        return end(std::move(out));
+        return finished();
       }
-      if (b_[pos_] != ',') return fail("expected ',' or '}'"), error();
+      if (b_[pos_] != ',') return fail("expected ',' or '}'"), Outcome(error());
       ++pos_;
     }
   }
@@ -104,24 +108,29 @@ class FilteredParser {
   template <class Out, class Element>
   Result<std::vector<Out>> elements(Element element) {
     std::vector<Out> out;
+    if (Outcome r = elementsInto(out, element); !r) return r.error();
+    return out;
+  }
+  template <class Out, class Element>
+  Outcome elementsInto(Out& out, Element element) {
     skipWs();
-    if (pos_ >= b_.size() || b_[pos_] != '[') return fail("expected an array"), error();
+    if (pos_ >= b_.size() || b_[pos_] != '[') return fail("expected an array"), Outcome(error());
     ++pos_;
     skipWs();
     if (pos_ < b_.size() && b_[pos_] == ']') {
       ++pos_;
-      return end(std::move(out));
+      return finished();
     }
     while (true) {
       skipWs();
-      if (!element(out)) return error();
+      if (!element(out)) return Outcome(error());
       skipWs();
-      if (pos_ >= b_.size()) return fail("unterminated array"), error();
+      if (pos_ >= b_.size()) return fail("unterminated array"), Outcome(error());
       if (b_[pos_] == ']') {
         ++pos_;
-        return end(std::move(out));
+        return finished();
       }
-      if (b_[pos_] != ',') return fail("expected ',' or ']'"), error();
+      if (b_[pos_] != ',') return fail("expected ',' or ']'"), Outcome(error());
       ++pos_;
     }
   }
@@ -133,13 +142,26 @@ class FilteredParser {
       return true;
     });
   }
-  Result<std::vector<FilteredElement>> filteredElements(const FieldFilter& filter) {
-    return elements<FilteredElement>([&](std::vector<FilteredElement>& out) {
+  Outcome filteredElements(const FieldFilter& filter, const FilteredElementSink& sink) {
+    size_t index = 0;
+    Outcome sinkError;
+    int unused = 0;
+    Outcome r = elementsInto(unused, [&](int&) {
       size_t start = pos_;
-      FilteredElement e;
-      if (!value(filter, e.value)) return false;
-      e.bytes = b_.substr(start, pos_ - start);
-      out.push_back(std::move(e));
+      nlohmann::json value;
+      if (!value_(filter, value)) return false;
+      sinkError = sink(index++, b_.substr(start, pos_ - start), value);
+      return sinkError.ok() || (fail("stopped by the caller"), false);
+    });
+    if (!sinkError) return sinkError;
+    return r;
+  }
+  Outcome rawElementsInto(std::vector<std::string_view>& out) {
+    out.clear();
+    return elementsInto(out, [&](std::vector<std::string_view>& o) {
+      size_t start = pos_;
+      if (!skipValue()) return false;
+      o.push_back(b_.substr(start, pos_ - start));
       return true;
     });
   }
@@ -151,11 +173,11 @@ class FilteredParser {
   }
 
  private:
-  template <class T>
-  Result<T> end(T value) {
+  bool value_(const FieldFilter& filter, nlohmann::json& out) { return value(filter, out); }
+  Outcome finished() {
     skipWs();
-    if (pos_ != b_.size()) return fail("unexpected data after the value"), error();
-    return value;
+    if (pos_ != b_.size()) return fail("unexpected data after the value"), Outcome(error());
+    return {};
   }
 
   Error error() const { return Error{"invalid JSON at offset " + std::to_string(errorAt_) + ": " + message_}; }
@@ -360,7 +382,11 @@ class FilteredParser {
       if (pos_ >= b_.size() || b_[pos_] != ':') return fail("expected ':'");
       ++pos_;
       skipWs();
-      if (const FieldFilter* child = filter.child(name)) {
+      if (const FieldFilter* child = filter.child(name); child && child->keepsText()) {
+        size_t start = pos_;
+        if (!skipValue()) return false;
+        out[name] = std::string(b_.substr(start, pos_ - start));
+      } else if (child) {
         nlohmann::json element;
         if (!value(*child, element, depth + 1)) return false;
         out[name] = std::move(element);
@@ -394,6 +420,11 @@ FieldFilter FieldFilter::parse(std::string_view spec) {
         if (pos == start) std::abort();  // empty key: a malformed filter is a programming error
         FieldFilter child;
         std::string name(s.substr(start, pos - start));
+        if (name.back() == '*') {
+          name.pop_back();
+          child.text_ = true;
+          if (name.empty()) std::abort();
+        }
         if (pos < s.size() && s[pos] == '{') {
           ++pos;
           list(child.children_);
@@ -426,8 +457,8 @@ const FieldFilter& nodeFilter() {
   static const FieldFilter filter = FieldFilter::parse(kNodeFields);
   return filter;
 }
-const FieldFilter& nodeFilterWithoutImages() {
-  static const FieldFilter filter = FieldFilter::parse(kNodeFieldsWithoutImages);
+const FieldFilter& nodeFilterWithImagesText() {
+  static const FieldFilter filter = FieldFilter::parse(kNodeFieldsWithImagesText);
   return filter;
 }
 const FieldFilter& keepEverything() {
@@ -461,8 +492,16 @@ Result<std::vector<std::string_view>> rawArrayElements(std::string_view bytes) {
   return FilteredParser(bytes).rawElements();
 }
 
-Result<std::vector<FilteredElement>> parseFilteredElements(std::string_view arrayBytes, const FieldFilter& filter) {
-  return FilteredParser(arrayBytes).filteredElements(filter);
+Outcome rawObjectMembers(std::string_view bytes, std::vector<RawMember>& out) {
+  return FilteredParser(bytes).membersInto(out);
+}
+
+Outcome rawArrayElements(std::string_view bytes, std::vector<std::string_view>& out) {
+  return FilteredParser(bytes).rawElementsInto(out);
+}
+
+Outcome forEachFilteredElement(std::string_view arrayBytes, const FieldFilter& filter, const FilteredElementSink& sink) {
+  return FilteredParser(arrayBytes).filteredElements(filter, sink);
 }
 
 Result<std::string> unescapeJsonString(std::string_view quoted) { return FilteredParser(quoted).wholeString(); }

@@ -32,23 +32,27 @@ namespace placer::kube {
 class FieldFilter {
  public:
   // A compact spelling: "metadata{name,labels},spec{containers{name,resources}},status{phase}".
-  // Keys may contain any character but ",{}" and whitespace. Aborts on a malformed spec
+  // Keys may contain any character but ",{}*" and whitespace. A key ending in
+  // "*" keeps its value as its JSON text (a string holding the bytes as sent),
+  // for callers that decode it themselves. Aborts on a malformed spec
   // (filters are compile-time constants of this program).
   static FieldFilter parse(std::string_view spec);
 
   bool keepsAll() const { return children_.empty(); }
+  bool keepsText() const { return text_; }
   const FieldFilter* child(std::string_view key) const;
 
  private:
   std::vector<std::pair<std::string, FieldFilter>> children_;
+  bool text_ = false;
 };
 
 // The fields of a v1.Pod / v1.Node that decodePod / decodeNode read.
 const FieldFilter& podFilter();
 const FieldFilter& nodeFilter();
-// nodeFilter() without status.images (the bulk of a node object), for callers
-// that decode the images themselves (the extender's full NodeList).
-const FieldFilter& nodeFilterWithoutImages();
+// nodeFilter() with status.images kept as JSON text (the bulk of a node
+// object), for callers that decode the images themselves (the extender's full NodeList).
+const FieldFilter& nodeFilterWithImagesText();
 // Keeps the whole value.
 const FieldFilter& keepEverything();
 // An admission.k8s.io/v1 AdmissionReview: what reviewAdmission reads of the
@@ -73,14 +77,16 @@ struct RawMember {
 };
 Result<std::vector<RawMember>> rawObjectMembers(std::string_view bytes);  // an object, in document order
 Result<std::vector<std::string_view>> rawArrayElements(std::string_view bytes);
+// The same into a caller's vector (cleared first), so a loop reuses its capacity.
+Outcome rawObjectMembers(std::string_view bytes, std::vector<RawMember>& out);
+Outcome rawArrayElements(std::string_view bytes, std::vector<std::string_view>& out);
 
-// Each element of an array parsed with `filter`, with its bytes as sent: one
-// pass over the array (a v1.NodeList's items, decoded and echoed).
-struct FilteredElement {
-  std::string_view bytes;
-  nlohmann::json value;
-};
-Result<std::vector<FilteredElement>> parseFilteredElements(std::string_view arrayBytes, const FieldFilter& filter);
+// Each element of an array parsed with `filter` and handed to `sink` with its
+// bytes as sent, one at a time: one pass over the array (a v1.NodeList's
+// items, decoded and echoed), and only one element's JSON value alive at once.
+// An error from the sink ends the walk and is returned.
+using FilteredElementSink = std::function<Outcome(size_t index, std::string_view bytes, nlohmann::json& value)>;
+Outcome forEachFilteredElement(std::string_view arrayBytes, const FieldFilter& filter, const FilteredElementSink& sink);
 
 // A JSON string token (quotes included) unescaped; `quoted` must be one whole token.
 Result<std::string> unescapeJsonString(std::string_view quoted);
