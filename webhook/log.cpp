@@ -4,6 +4,8 @@
 #include <chrono>
 #include <ctime>
 
+#include "webhook/json_text.h"
+
 namespace placer {
 namespace {
 
@@ -46,6 +48,25 @@ void logEvent(LogLevel level, std::string_view message, const nlohmann::json& fi
     for (const auto& [k, v] : fields.items()) line[k] = v;
   std::string text = line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   text += '\n';
+  std::fwrite(text.data(), 1, text.size(), out);
+}
+
+void logEventFields(LogLevel level, std::string_view message, std::string_view fields) {
+  std::FILE* out = g_output.load();
+  if (out == nullptr) return;
+  std::string text;
+  text.reserve(64 + message.size() + fields.size());
+  text += "{\"ts\":\"";
+  text += timestamp();
+  text += "\",\"level\":\"";
+  text += levelName(level);
+  text += "\",\"msg\":";
+  appendJsonString(text, message);
+  if (!fields.empty()) {
+    text += ',';
+    text += fields;
+  }
+  text += "}\n";
   std::fwrite(text.data(), 1, text.size(), out);
 }
 

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "webhook/admission.h"
+#include "webhook/json_text.h"
 #include "webhook/log.h"
 
 namespace placer {
@@ -43,21 +44,25 @@ struct MutateRoute {
     metrics.outcomes[int(answer.outcome)]->inc();
     metrics.latency->observe(seconds);
 
-    nlohmann::json fields = {{"uid", answer.uid},
-                             {"pod", answer.pod},
-                             {"outcome", toString(answer.outcome)},
-                             {"durationUs", int64_t(seconds * 1e6)}};
-    if (!answer.node.empty()) {
-      fields["node"] = answer.node;
-      fields["score"] = answer.score;
-    }
-    if (answer.nodeCount > 0) {
-      fields["feasible"] = answer.feasibleCount;
-      fields["nodes"] = answer.nodeCount;
-    }
-    if (!answer.reason.empty()) fields["reason"] = answer.reason;
-    if (answer.dryRun) fields["dryRun"] = true;
-    logEvent(answer.outcome == AdmissionOutcome::Error ? LogLevel::Warning : LogLevel::Info, "admission", fields);
+    // One line per decision, fields in the order a JSON object sorts them.
+    std::string fields;
+    fields.reserve(256 + answer.reason.size());
+    auto key = [&](std::string_view k) {
+      if (!fields.empty()) fields += ',';
+      appendJsonString(fields, k);
+      fields += ':';
+    };
+    if (answer.dryRun) key("dryRun"), fields += "true";
+    key("durationUs"), appendJsonInt(fields, int64_t(seconds * 1e6));
+    if (answer.nodeCount > 0) key("feasible"), appendJsonInt(fields, int64_t(answer.feasibleCount));
+    if (!answer.node.empty()) key("node"), appendJsonString(fields, answer.node);
+    if (answer.nodeCount > 0) key("nodes"), appendJsonInt(fields, int64_t(answer.nodeCount));
+    key("outcome"), appendJsonString(fields, toString(answer.outcome));
+    key("pod"), appendJsonString(fields, answer.pod);
+    if (!answer.reason.empty()) key("reason"), appendJsonString(fields, answer.reason);
+    if (!answer.node.empty()) key("score"), appendJsonInt(fields, answer.score);
+    key("uid"), appendJsonString(fields, answer.uid);
+    logEventFields(answer.outcome == AdmissionOutcome::Error ? LogLevel::Warning : LogLevel::Info, "admission", fields);
     return HttpResponse::json(200, std::move(answer.body));
   }
 };

@@ -2,8 +2,13 @@
 // defined, and \ufffd for bytes that are not UTF-8 (where nlohmann throws).
 #include "webhook/json_text.h"
 
+#include <cstdio>
+#include <functional>
+
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
+
+#include "webhook/log.h"
 
 namespace placer {
 namespace {
@@ -54,6 +59,42 @@ TEST(JsonTextTest, IntegersAsDecimal) {
   out += ',';
   appendJsonInt(out, INT64_MAX);
   EXPECT_EQ(out, "0,-42,9223372036854775807");
+}
+
+}  // namespace
+}  // namespace placer
+
+namespace placer {
+namespace {
+
+std::string logged(const std::function<void()>& write) {
+  std::FILE* f = std::tmpfile();
+  setLogOutput(f);
+  write();
+  setLogOutput(stderr);
+  std::string text(static_cast<size_t>(std::ftell(f)), '\0');
+  std::rewind(f);
+  size_t n = std::fread(text.data(), 1, text.size(), f);
+  std::fclose(f);
+  text.resize(n);
+  return text.substr(text.find("\"level\""));  // past the timestamp
+}
+
+TEST(JsonTextTest, LogLineWithWrittenFieldsIsTheSameLine) {
+  std::string fields;
+  fields += "\"node\":";
+  appendJsonString(fields, "node-a");
+  fields += ",\"reason\":";
+  appendJsonString(fields, "0/3 nodes are available: 3 Insufficient \"cpu\".");
+  fields += ",\"score\":";
+  appendJsonInt(fields, 71);
+  EXPECT_EQ(logged([&] { logEventFields(LogLevel::Info, "admission", fields); }),
+            logged([] {
+              logEvent(LogLevel::Info, "admission",
+                       {{"score", 71}, {"node", "node-a"}, {"reason", "0/3 nodes are available: 3 Insufficient \"cpu\"."}});
+            }));
+  EXPECT_EQ(logged([] { logEventFields(LogLevel::Warning, "x", ""); }),
+            logged([] { logEvent(LogLevel::Warning, "x"); }));
 }
 
 }  // namespace
