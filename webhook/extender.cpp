@@ -447,10 +447,10 @@ HttpResponse extenderFilter(const ExtenderContext& context, std::string_view bod
         }
         uint32_t at = c.requestIndex[i];
         passing.push_back(args.cacheCapable ? args.nodeNames[at] : args.nodeBytes[at]);
-      } else if (o.code == Code::UnschedulableAndUnresolvable) {
-        unresolvable.push_back(Failure{o.node->name(), &o.reasons, {}});
       } else {
-        failed.push_back(Failure{o.node->name(), &o.reasons, {}});
+        const std::vector<std::string>& reasons = o.reasons;  // the list itself, not a copy
+        (o.code == Code::UnschedulableAndUnresolvable ? unresolvable : failed)
+            .push_back(Failure{o.node->name(), &reasons, {}});
       }
     }
     if (args.cacheCapable)

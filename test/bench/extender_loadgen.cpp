@@ -52,6 +52,7 @@ struct Options {
   int requests = 500;
   int fullRuns = -1;  // default: max(5, requests / 50); 0 skips the full-NodeList phase
   std::string profile = "default";
+  bool handlingOnly = false;  // no socket phases (for callgrind: --handling-only 1)
 };
 
 double percentile(std::vector<double> v, double p) {
@@ -75,12 +76,13 @@ int main(int argc, char** argv) {
     std::string flag = argv[i];
     int value = std::atoi(argv[i + 1]);
     if (flag == "--profile") o.profile = argv[i + 1];
+    else if (flag == "--handling-only") o.handlingOnly = value != 0;
     else if (flag == "--full-runs") o.fullRuns = value;
     else if (flag == "--nodes") o.nodes = value;
     else if (flag == "--pods-per-node") o.podsPerNode = value;
     else if (flag == "--requests") o.requests = value;
     else {
-      std::fprintf(stderr, "usage: extender_loadgen [--nodes N] [--pods-per-node M] [--requests R] [--profile default|trivial] [--full-runs N]\n");
+      std::fprintf(stderr, "usage: extender_loadgen [--nodes N] [--pods-per-node M] [--requests R] [--profile default|trivial] [--full-runs N] [--handling-only 1]\n");
       return 2;
     }
   }
@@ -159,8 +161,10 @@ int main(int argc, char** argv) {
     report(name, micros, bodies[0].size());
     return micros;
   };
-  run("filter (NodeNames)", "/filter", cacheBodies, o.requests);
-  run("prioritize (NodeNames)", "/prioritize", cacheBodies, o.requests);
+  if (!o.handlingOnly) {
+    run("filter (NodeNames)", "/filter", cacheBodies, o.requests);
+    run("prioritize (NodeNames)", "/prioritize", cacheBodies, o.requests);
+  }
 
   // The same requests handled in process (no socket), and the engine alone over
   // the same candidates: handling minus engine is the extender's own cost.
@@ -208,7 +212,8 @@ int main(int argc, char** argv) {
 
   int fullRuns = o.fullRuns >= 0 ? o.fullRuns : std::max(5, o.requests / 50);
   if (fullRuns > 0) {
-    auto full = run("filter (full NodeList)", "/filter", {fullBody}, fullRuns);
+    std::vector<double> full = {0};
+    if (!o.handlingOnly) full = run("filter (full NodeList)", "/filter", {fullBody}, fullRuns);
     // Handling alone (no socket), to separate decode from transport.
     std::vector<double> handling;
     std::vector<double> handlingCpu;
