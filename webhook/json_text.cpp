@@ -1,5 +1,6 @@
 #include "webhook/json_text.h"
 
+#include <array>
 #include <charconv>
 
 namespace placer {
@@ -28,7 +29,14 @@ size_t utf8Sequence(std::string_view s, size_t i) {
   return 0;
 }
 
-bool plain(unsigned char c) { return c >= 0x20 && c < 0x80 && c != '"' && c != '\\'; }
+// Bytes written as they are: printable ASCII but the quote and the backslash.
+constexpr auto kPlain = [] {
+  std::array<bool, 256> table{};
+  for (int c = 0x20; c < 0x80; ++c) table[static_cast<size_t>(c)] = c != '"' && c != '\\';
+  return table;
+}();
+
+bool plain(unsigned char c) { return kPlain[c]; }
 
 }  // namespace
 
@@ -37,7 +45,8 @@ void appendJsonString(std::string& out, std::string_view text) {
   size_t i = 0;
   while (i < text.size()) {
     size_t run = i;
-    while (run < text.size() && plain(static_cast<unsigned char>(text[run]))) ++run;
+    const unsigned char* bytes = reinterpret_cast<const unsigned char*>(text.data());
+    while (run < text.size() && plain(bytes[run])) ++run;
     out.append(text.data() + i, run - i);
     i = run;
     if (i >= text.size()) break;
