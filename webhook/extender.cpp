@@ -112,6 +112,17 @@ Outcome decodeNodeNames(std::string_view bytes, std::vector<std::string_view>& n
   return {};
 }
 
+// normalizedImageName(name), without its character-by-character searches for
+// the usual name that already has a tag or digest (then it is the name itself).
+std::string normalizedName(std::string_view name) {
+  const void* colon = memrchr(name.data(), ':', name.size());
+  if (colon != nullptr) {
+    size_t at = static_cast<size_t>(static_cast<const char*>(colon) - name.data());
+    if (std::memchr(name.data() + at, '/', name.size() - at) == nullptr) return std::string(name);
+  }
+  return normalizedImageName(name);
+}
+
 // status.images as decodeNode reads it, from its JSON text in one pass when it
 // is plainly shaped ([{"names":[strings without escapes],"sizeBytes":int64}]);
 // false hands anything else (nulls, escapes, other keys, wrong types) to decodeNode.
@@ -152,7 +163,7 @@ class PlainImagesReader {
         do {
           std::string_view name;
           if (!plainString(name)) return false;
-          image.names.push_back(normalizedImageName(name));
+          image.names.push_back(normalizedName(name));
         } while (expect(','));
         if (!expect(']')) return false;
       } else if (key == "sizeBytes") {
