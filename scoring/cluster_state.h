@@ -26,6 +26,8 @@
 #include <mutex>
 #include <optional>
 #include <shared_mutex>
+
+#include <pthread.h>
 #include <span>
 #include <string>
 #include <string_view>
@@ -258,6 +260,33 @@ class MutableClusterView : public ClusterView {
   uint32_t podGeneration_ = 0;
 };
 
+// A reader-writer lock that prefers writers: once a writer waits, new readers
+// queue behind it. Decisions read for a few hundred microseconds each while
+// reservations and watch updates write briefly; with the default (reader
+// preference) overlapping decisions could hold a writer off indefinitely,
+// which is what admission latency tails are made of.
+class WriterPreferringLock {
+ public:
+  WriterPreferringLock() {
+    pthread_rwlockattr_t attr;
+    pthread_rwlockattr_init(&attr);
+    pthread_rwlockattr_setkind_np(&attr, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+    pthread_rwlock_init(&lock_, &attr);
+    pthread_rwlockattr_destroy(&attr);
+  }
+  ~WriterPreferringLock() { pthread_rwlock_destroy(&lock_); }
+  WriterPreferringLock(const WriterPreferringLock&) = delete;
+  WriterPreferringLock& operator=(const WriterPreferringLock&) = delete;
+
+  void lock() { pthread_rwlock_wrlock(&lock_); }
+  void unlock() { pthread_rwlock_unlock(&lock_); }
+  void lock_shared() { pthread_rwlock_rdlock(&lock_); }
+  void unlock_shared() { pthread_rwlock_unlock(&lock_); }
+
+ private:
+  pthread_rwlock_t lock_;
+};
+
 class ClusterState {
  public:
   template <class F>
@@ -281,7 +310,7 @@ class ClusterState {
   }
 
  private:
-  mutable std::shared_mutex mutex_;
+  mutable WriterPreferringLock mutex_;  // not recursive: a callback must not call back in
   MutableClusterView view_;
 };
 

@@ -94,11 +94,14 @@ Decision run(const Profile& profile, const Pod& pod, const ClusterView& view, si
              Detail detail) {
   Decision decision;
   decision.nodeCount = count;
-  const bool full = detail == Detail::Full;
+  const bool full = detail != Detail::Summary;  // per-node outcomes
+  const bool perPlugin = detail == Detail::Full;
   const auto& scorePlugins = profile.scorePlugins();
-  if (full) {
+  if (perPlugin) {
     decision.scorePlugins.reserve(scorePlugins.size());
     for (const WeightedScorePlugin& p : scorePlugins) decision.scorePlugins.push_back(p.plugin->name());
+  }
+  if (full) {
     decision.nodes.resize(count);
     for (size_t i = 0; i < count; ++i) decision.nodes[i].node = &nodeAt(i);
   }
@@ -161,7 +164,7 @@ Decision run(const Profile& profile, const Pod& pod, const ClusterView& view, si
   // pass over the nodes instead of two). Otherwise it runs on the whole
   // feasible list after filtering, as upstream does. Either way a cycle with
   // no feasible node never runs it, and a filter failure outranks its failure.
-  const bool fused = std::none_of(profile.preScorePlugins().begin(), profile.preScorePlugins().end(),
+  const bool fused = detail != Detail::FilterOnly && std::none_of(profile.preScorePlugins().begin(), profile.preScorePlugins().end(),
                                   [](const PreScorePlugin* p) { return p->preScoreReadsFeasibleNodes(); });
   bool preScored = false;
   std::optional<Status> preScoreFailure;
@@ -249,10 +252,14 @@ Decision run(const Profile& profile, const Pod& pod, const ClusterView& view, si
 
   const size_t feasibleCount = s.feasible.size();
   decision.feasibleCount = feasibleCount;
-  if (full)
+  if (perPlugin)
     for (NodeOutcome& outcome : decision.nodes)
       if (outcome.code == Code::Success) outcome.pluginScores.assign(scorePlugins.size(), 0);
   if (feasibleCount == 0 || decision.failure) return decision;
+  if (detail == Detail::FilterOnly) {
+    if (feasibleCount == 1) decision.selected = s.feasibleNodes[0];
+    return decision;
+  }
   if (!fused) {
     preScore(std::span<const NodeInfo* const>(s.feasibleNodes.data(), feasibleCount));
     if (!preScoreFailure) scoreRange(0, feasibleCount);
@@ -303,7 +310,8 @@ Decision run(const Profile& profile, const Pod& pod, const ClusterView& view, si
   if (full) {
     for (size_t j = 0; j < feasibleCount; ++j) {
       NodeOutcome& outcome = decision.nodes[s.feasible[j]];
-      for (size_t p = 0; p < scorePlugins.size(); ++p) outcome.pluginScores[p] = s.scores[p * count + j];
+      if (perPlugin)
+        for (size_t p = 0; p < scorePlugins.size(); ++p) outcome.pluginScores[p] = s.scores[p * count + j];
       outcome.total = s.totals[j];
     }
   }

@@ -24,8 +24,11 @@
 namespace placer {
 
 enum class Detail : uint8_t {
-  Summary,  // selected node, counts, reason summary
-  Full,     // plus per-node reasons and per-plugin scores (explain, extender)
+  Summary,     // selected node, counts, reason summary
+  FilterOnly,  // PreFilter and Filter only, with per-node outcomes (code, reasons); nothing is
+               // scored, and a feasible candidate is "selected" (total 0) only when it is the only one
+  Totals,      // Summary plus per-node outcomes with weighted totals, no per-plugin scores
+  Full,        // per-node outcomes with per-plugin scores too (explain)
 };
 
 struct NodeOutcome {

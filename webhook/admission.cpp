@@ -268,7 +268,7 @@ AdmissionAnswer reviewAdmissionDocument(const json& review, const AdmissionInput
             const NodeInfo* chosen = view.findNode(answer.node);
             if (chosen == nullptr) return false;
             const NodeInfo* candidates[] = {chosen};
-            if (input.engine.evaluate(pod, view, candidates, Detail::Summary).selected == nullptr) return false;
+            if (input.engine.evaluate(pod, view, candidates, Detail::FilterOnly).selected == nullptr) return false;
           }
           Reservation r;
           r.id = answer.uid;

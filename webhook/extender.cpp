@@ -438,7 +438,8 @@ HttpResponse extenderFilter(const ExtenderContext& context, std::string_view bod
 
   return context.state->read([&](const ClusterView& view) {
     Candidates c = resolveCandidates(args, view);
-    Decision d = context.engine->evaluate(args.pod, view, c.infos, Detail::Full);
+    // filter_onlyone needs the choice, so scores; filter only the verdicts.
+    Decision d = context.engine->evaluate(args.pod, view, c.infos, onlyOne ? Detail::Totals : Detail::FilterOnly);
     if (d.failure) return filterError(d.unschedulableMessage());
 
     std::vector<Failure> failed;
@@ -477,7 +478,7 @@ HttpResponse extenderPrioritize(const ExtenderContext& context, std::string_view
 
   return context.state->read([&](const ClusterView& view) {
     Candidates c = resolveCandidates(args, view);
-    Decision d = context.engine->evaluate(args.pod, view, c.infos, Detail::Full);
+    Decision d = context.engine->evaluate(args.pod, view, c.infos, Detail::Totals);
     const size_t count = args.cacheCapable ? args.nodeNames.size() : args.nodes.size();
     std::vector<int64_t> scores(count, 0);
     if (!d.failure) {
@@ -625,7 +626,7 @@ HttpResponse extenderPreempt(const ExtenderContext& context, std::string_view bo
         }
       }
       const NodeInfo* candidate = &trial;
-      Decision d = context.engine->evaluate(*pod, view, std::span<const NodeInfo* const>(&candidate, 1), Detail::Summary);
+      Decision d = context.engine->evaluate(*pod, view, std::span<const NodeInfo* const>(&candidate, 1), Detail::FilterOnly);
       if (d.feasibleCount != 1 || d.failure) continue;
       json uids = json::array();
       for (const Victim& v : nv.victims) uids.push_back({{"UID", v.uid}});
