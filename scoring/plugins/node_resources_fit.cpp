@@ -167,7 +167,8 @@ struct PodFitRequest final : StateData {
 
 constexpr std::string_view kRejectionsKey = "FilterNodeResourcesFitRejections";
 struct Rejections final : StateData {
-  std::array<std::optional<Status>, 32> byShape;  // by nativeShortfall()
+  std::array<std::optional<Status>, 32> byShape;  // by shortfall(), no scalar resource short
+  std::vector<std::pair<uint64_t, Status>> byScalarShape;  // by shortfall(), the others
 };
 
 struct PodScoreRequests final : StateData {
@@ -226,13 +227,20 @@ class NodeResourcesFit final : public PreFilterPlugin, public FilterPlugin, publ
     for (size_t i = 0; i < nodes.size(); ++i) {
       const NodeInfo& node = *nodes[i];
       if (fits(*request, node)) continue;
-      int shape = nativeShortfall(*request, node);
-      if (shape < 0) {
+      uint64_t shape = shortfall(*request, node);
+      if (shape == kUnkeyed) {
         sink.reject(static_cast<uint32_t>(i), insufficientResources(*request, node));
         continue;
       }
-      if (!byShape[shape]) byShape[shape] = insufficientResources(*request, node);
-      sink.reject(static_cast<uint32_t>(i), *byShape[shape]);
+      if (shape < byShape.size()) {
+        if (!byShape[shape]) byShape[shape] = insufficientResources(*request, node);
+        sink.reject(static_cast<uint32_t>(i), *byShape[shape]);
+        continue;
+      }
+      auto& others = state.memo<Rejections>(kRejectionsKey).byScalarShape;
+      auto it = std::find_if(others.begin(), others.end(), [&](const auto& e) { return e.first == shape; });
+      if (it == others.end()) it = others.insert(others.end(), {shape, insufficientResources(*request, node)});
+      sink.reject(static_cast<uint32_t>(i), it->second);
     }
   }
 
@@ -306,17 +314,19 @@ class NodeResourcesFit final : public PreFilterPlugin, public FilterPlugin, publ
     return fits;
   }
 
-  // Which of pods, cpu, memory, ephemeral-storage (bits 0-3) a node lacks, and
-  // whether one of them exceeds the whole node (bit 4); -1 when a scalar
-  // resource is short too. Mirrors insufficientResources().
-  static int nativeShortfall(const PodFitRequest& request, const NodeInfo& node) {
+  // The shape of a rejection, which decides its reasons: which of pods, cpu,
+  // memory, ephemeral-storage (bits 0-3) and of the request's scalar resources
+  // (bits 5 and up, by position) the node lacks, and whether one of them
+  // exceeds the whole node (bit 4). kUnkeyed when the request has more scalar
+  // resources than bits. Mirrors insufficientResources().
+  static constexpr uint64_t kUnkeyed = ~uint64_t{0};
+  static uint64_t shortfall(const PodFitRequest& request, const NodeInfo& node) {
+    if (request.scalars.size() > 58) return kUnkeyed;
     const Resources& allocatable = node.allocatable();
     const Resources& used = node.requested;
-    for (const auto& [resource, quantity] : request.scalars)
-      if (quantity > available(allocatable.scalar(resource), used.scalar(resource))) return -1;
-    int shape = 0;
+    uint64_t shape = 0;
     if (static_cast<int64_t>(node.podCount) + 1 > allocatable.pods) shape |= 1;
-    auto check = [&](int64_t requested, int64_t alloc, int64_t inUse, int bit) {
+    auto check = [&](int64_t requested, int64_t alloc, int64_t inUse, uint64_t bit) {
       if (requested > 0 && requested > available(alloc, inUse)) {
         shape |= bit;
         if (requested > alloc) shape |= 16;
@@ -325,6 +335,14 @@ class NodeResourcesFit final : public PreFilterPlugin, public FilterPlugin, publ
     check(request.milliCpu, allocatable.milliCpu, used.milliCpu, 2);
     check(request.memory, allocatable.memory, used.memory, 4);
     check(request.ephemeralStorage, allocatable.ephemeralStorage, used.ephemeralStorage, 8);
+    for (size_t i = 0; i < request.scalars.size(); ++i) {
+      const auto& [resource, quantity] = request.scalars[i];
+      int64_t alloc = allocatable.scalar(resource);
+      if (quantity > available(alloc, used.scalar(resource))) {
+        shape |= uint64_t{32} << i;
+        if (quantity > alloc) shape |= 16;
+      }
+    }
     return shape;
   }
 
