@@ -210,8 +210,8 @@ Decision run(const Profile& profile, const Pod& pod, const ClusterView& view, si
     }
     for (size_t f = 0; f < activeTotal && s.feasible.size() > first; ++f) {
       const FilterPlugin* plugin = f < activeCount ? active[f] : activeOverflow[f - activeCount];
-      auto& rejected = s.sink.rejected();
-      rejected.clear();
+      s.sink.clear();
+      const auto& rejected = s.sink.rejected();
       plugin->filterAll(state, pod,
                         std::span<const NodeInfo* const>(s.feasibleNodes.data() + first, s.feasible.size() - first),
                         s.sink);
@@ -220,18 +220,19 @@ Decision run(const Profile& profile, const Pod& pod, const ClusterView& view, si
       size_t next = 0;  // next rejection
       for (size_t j = first; j < s.feasible.size(); ++j) {
         if (next < rejected.size() && rejected[next].first == j - first) {
-          Status& status = rejected[next++].second;
-          status.setPlugin(plugin->name());
-          if (!status.isRejected()) {
-            status = asFailure("filter", plugin->name(), status);
-            if (!decision.failure) decision.failure = status;
+          const Status* status = rejected[next++].second;
+          std::optional<Status> failure;
+          if (!status->isRejected()) {
+            failure = asFailure("filter", plugin->name(), *status);
+            if (!decision.failure) decision.failure = failure;
+            status = &*failure;
           }
-          tally.add(status.sharedReasons(), 1);
+          tally.add(status->sharedReasons(), 1);
           if (full) {
             NodeOutcome& outcome = decision.nodes[s.feasible[j]];
-            outcome.code = status.code();
-            outcome.failedPlugin = status.plugin();
-            outcome.reasons = status.sharedReasons();
+            outcome.code = status->code();
+            outcome.failedPlugin = plugin->name();
+            outcome.reasons = status->sharedReasons();
           }
           continue;
         }

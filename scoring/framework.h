@@ -7,6 +7,7 @@
 // per-decision data lives in CycleState. Plugin methods do no I/O and take no locks.
 
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <span>
 #include <string>
@@ -154,12 +155,24 @@ class PreFilterPlugin : public virtual Plugin {
 class FilterSink {
  public:
   // nodes[index] fails with status (not success). Indices must increase.
-  void reject(uint32_t index, Status status) { rejected_.emplace_back(index, std::move(status)); }
+  void reject(uint32_t index, Status status) {
+    owned_.push_back(std::move(status));
+    rejected_.emplace_back(index, &owned_.back());
+  }
+  // The same with a Status that stays put until the decision ends (a static,
+  // or one memoised in the CycleState at a stable address): nothing is copied,
+  // not even a reference count that other threads' decisions share.
+  void rejectWith(uint32_t index, const Status& status) { rejected_.emplace_back(index, &status); }
 
-  std::vector<std::pair<uint32_t, Status>>& rejected() { return rejected_; }
+  const std::vector<std::pair<uint32_t, const Status*>>& rejected() const { return rejected_; }
+  void clear() {
+    rejected_.clear();
+    owned_.clear();
+  }
 
  private:
-  std::vector<std::pair<uint32_t, Status>> rejected_;
+  std::vector<std::pair<uint32_t, const Status*>> rejected_;
+  std::deque<Status> owned_;  // a deque: the pointers above stay valid as it grows
 };
 
 class FilterPlugin : public virtual Plugin {

@@ -556,7 +556,7 @@ class NodeAffinityPlugin final : public PreFilterPlugin, public FilterPlugin, pu
         continue;
       }
       if (data->addedIndexed && !data->addedIndexed->matches(node, view)) {
-        sink.reject(static_cast<uint32_t>(i), kEnforced);
+        sink.rejectWith(static_cast<uint32_t>(i), kEnforced);
         continue;
       }
       bool selected = !data->selectorUnmatchable;
@@ -565,7 +565,7 @@ class NodeAffinityPlugin final : public PreFilterPlugin, public FilterPlugin, pu
         selected = view.nodeLabel(key, node.id) == value;
       }
       if (!selected || (required && data->requiredIndexed && !data->requiredIndexed->matches(node, view)))
-        sink.reject(static_cast<uint32_t>(i), kMismatch);
+        sink.rejectWith(static_cast<uint32_t>(i), kMismatch);
     }
   }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <deque>
 #include <optional>
 #include <limits>
 #include <utility>
@@ -168,7 +169,7 @@ struct PodFitRequest final : StateData {
 constexpr std::string_view kRejectionsKey = "FilterNodeResourcesFitRejections";
 struct Rejections final : StateData {
   std::array<std::optional<Status>, 32> byShape;  // by shortfall(), no scalar resource short
-  std::vector<std::pair<uint64_t, Status>> byScalarShape;  // by shortfall(), the others
+  std::deque<std::pair<uint64_t, Status>> byScalarShape;  // by shortfall(), the others (a deque: stable)
 };
 
 struct PodScoreRequests final : StateData {
@@ -234,13 +235,13 @@ class NodeResourcesFit final : public PreFilterPlugin, public FilterPlugin, publ
       }
       if (shape < byShape.size()) {
         if (!byShape[shape]) byShape[shape] = insufficientResources(*request, node);
-        sink.reject(static_cast<uint32_t>(i), *byShape[shape]);
+        sink.rejectWith(static_cast<uint32_t>(i), *byShape[shape]);
         continue;
       }
       auto& others = state.memo<Rejections>(kRejectionsKey).byScalarShape;
       auto it = std::find_if(others.begin(), others.end(), [&](const auto& e) { return e.first == shape; });
       if (it == others.end()) it = others.insert(others.end(), {shape, insufficientResources(*request, node)});
-      sink.reject(static_cast<uint32_t>(i), it->second);
+      sink.rejectWith(static_cast<uint32_t>(i), it->second);
     }
   }
 

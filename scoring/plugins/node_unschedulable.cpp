@@ -28,12 +28,12 @@ class NodeUnschedulable final : public FilterPlugin {
     for (size_t i = 0; i < nodes.size(); ++i) {
       if (!nodes[i]->node.unschedulable) continue;
       if (!tolerated) tolerated = podToleratesUnschedulable(pod);
-      if (!*tolerated) sink.reject(static_cast<uint32_t>(i), rejected());
+      if (!*tolerated) sink.rejectWith(static_cast<uint32_t>(i), rejected());
     }
   }
 
  private:
-  static Status rejected() {
+  static const Status& rejected() {
     static const Status kRejected(Code::UnschedulableAndUnresolvable, std::string(kErrReasonNodeUnschedulable));
     return kRejected;
   }

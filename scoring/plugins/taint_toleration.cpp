@@ -1,6 +1,7 @@
 #include "scoring/plugins/taint_toleration.h"
 
 #include <algorithm>
+#include <deque>
 #include <optional>
 #include <vector>
 
@@ -54,11 +55,11 @@ constexpr std::string_view kVerdictsKey = "TaintTolerationVerdicts";
 struct Verdicts final : StateData {
   struct Verdict {
     bool filtered = false;
-    std::optional<Status> rejection;  // set when a NoSchedule/NoExecute taint is untolerated
+    const Status* rejection = nullptr;  // set when a NoSchedule/NoExecute taint is untolerated (in byTaint)
     int32_t intolerable = -1;         // PreferNoSchedule taints not tolerated; -1 = not yet counted
   };
   std::vector<Verdict> bySet;
-  std::vector<std::pair<const Taint*, Status>> byTaint;  // one Status per distinct untolerated taint
+  std::deque<std::pair<const Taint*, Status>> byTaint;  // one Status per distinct untolerated taint (stable)
 
   Verdict& of(uint32_t set) {
     if (set >= bySet.size()) bySet.resize(set + 1);
@@ -99,13 +100,13 @@ class TaintToleration final : public FilterPlugin, public ScorePlugin {
         if (!v.filtered) {
           v.filtered = true;
           if (const Taint* taint = findUntoleratedScheduleTaint(taints, pod.tolerations))
-            v.rejection = verdicts.rejection(*taint);
+            v.rejection = &verdicts.rejection(*taint);
         }
-        if (v.rejection) sink.reject(static_cast<uint32_t>(i), *v.rejection);
+        if (v.rejection) sink.rejectWith(static_cast<uint32_t>(i), *v.rejection);
         continue;
       }
       if (const Taint* taint = findUntoleratedScheduleTaint(taints, pod.tolerations))
-        sink.reject(static_cast<uint32_t>(i), verdicts.rejection(*taint));
+        sink.rejectWith(static_cast<uint32_t>(i), verdicts.rejection(*taint));
     }
   }
 

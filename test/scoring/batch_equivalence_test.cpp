@@ -91,13 +91,13 @@ void expectEquivalent(const ClusterView& view, const GeneratorParams& params) {
         // Uneven batches, as the engine's tiles end where the candidates do.
         for (size_t from = 0; from < nodes.size(); from += 37) {
           std::span<const NodeInfo* const> batch(nodes.data() + from, std::min<size_t>(37, nodes.size() - from));
-          sink.rejected().clear();
+          sink.clear();
           filter->filterAll(state, pod, batch, sink);
           size_t next = 0;
           for (size_t i = 0; i < batch.size(); ++i) {
             Status one = filter->filter(state, pod, *batch[i]);
             bool rejected = next < sink.rejected().size() && sink.rejected()[next].first == i;
-            std::string batched = rejected ? describe(sink.rejected()[next++].second) : describe(Status::success());
+            std::string batched = rejected ? describe(*sink.rejected()[next++].second) : describe(Status::success());
             EXPECT_EQ(batched, describe(one)) << batch[i]->name();
             ++compared;
           }
