@@ -174,6 +174,8 @@ class RouterHandler : public Poco::Net::HTTPRequestHandler {
         keepAlive = false;
         return false;
       }
+      // One allocation for a body of known length (under the cap, checked above).
+      if (request.hasContentLength()) req.body.reserve(static_cast<size_t>(request.getContentLength64()));
       if (!readBody(request.stream(), options.maxBodyBytes, req.body)) {
         keepAlive = false;
         return false;
