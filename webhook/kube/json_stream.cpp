@@ -106,12 +106,6 @@ class FilteredParser {
   // Elements of an array: each element is handed to `element` at its first
   // byte and must leave pos_ one past its last.
   template <class Out, class Element>
-  Result<std::vector<Out>> elements(Element element) {
-    std::vector<Out> out;
-    if (Outcome r = elementsInto(out, element); !r) return r.error();
-    return out;
-  }
-  template <class Out, class Element>
   Outcome elementsInto(Out& out, Element element) {
     skipWs();
     if (pos_ >= b_.size() || b_[pos_] != '[') return fail("expected an array"), Outcome(error());
@@ -135,12 +129,9 @@ class FilteredParser {
     }
   }
   Result<std::vector<std::string_view>> rawElements() {
-    return elements<std::string_view>([&](std::vector<std::string_view>& out) {
-      size_t start = pos_;
-      if (!skipValue()) return false;
-      out.push_back(b_.substr(start, pos_ - start));
-      return true;
-    });
+    std::vector<std::string_view> out;
+    if (Outcome r = rawElementsInto(out); !r) return r.error();
+    return out;
   }
   Outcome filteredElements(const FieldFilter& filter, const FilteredElementSink& sink) {
     size_t index = 0;
@@ -148,9 +139,9 @@ class FilteredParser {
     int unused = 0;
     Outcome r = elementsInto(unused, [&](int&) {
       size_t start = pos_;
-      nlohmann::json value;
-      if (!value_(filter, value)) return false;
-      sinkError = sink(index++, b_.substr(start, pos_ - start), value);
+      nlohmann::json element;
+      if (!value(filter, element)) return false;
+      sinkError = sink(index++, b_.substr(start, pos_ - start), element);
       return sinkError.ok() || (fail("stopped by the caller"), false);
     });
     if (!sinkError) return sinkError;
@@ -173,7 +164,6 @@ class FilteredParser {
   }
 
  private:
-  bool value_(const FieldFilter& filter, nlohmann::json& out) { return value(filter, out); }
   Outcome finished() {
     skipWs();
     if (pos_ != b_.size()) return fail("unexpected data after the value"), Outcome(error());
