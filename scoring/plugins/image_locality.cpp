@@ -1,6 +1,5 @@
 #include "scoring/plugins/image_locality.h"
 
-#include <algorithm>
 #include <span>
 #include <string>
 #include <vector>
@@ -75,34 +74,30 @@ class ImageLocality final : public PreScorePlugin, public ScorePlugin {
     return Status::success();
   }
 
-  int64_t score(const CycleState& state, const Pod& pod, const NodeInfo& node) const override {
+  int64_t score(const CycleState& state, const Pod&, const NodeInfo& node) const override {
     const PodImages* images = state.read<PodImages>(kStateKey);
     if (images == nullptr) return 0;  // PreScore skipped: no node holds any of the images
+    return scoreNode(*images, node);
+  }
+
+  void scoreAll(const CycleState& state, const Pod&, std::span<const NodeInfo* const> nodes,
+                std::span<int64_t> out) const override {
+    const PodImages* images = state.read<PodImages>(kStateKey);
+    for (size_t i = 0; i < nodes.size(); ++i) out[i] = images == nullptr ? 0 : scoreNode(*images, *nodes[i]);
+  }
+
+ private:
+  static int64_t scoreNode(const PodImages& images, const NodeInfo& node) {
     // A node indexed by the view reads its precomputed sum; one built by hand
     // (not in the view) is searched directly.
-    if (images->view != nullptr && images->view->holds(node) && node.id < images->sumByNodeId.size())
-      return imageLocalityPriority(images->sumByNodeId[node.id], images->numContainers);
+    if (images.view != nullptr && images.view->holds(node) && node.id < images.sumByNodeId.size())
+      return imageLocalityPriority(images.sumByNodeId[node.id], images.numContainers);
     int64_t sum = 0;
-    for (const PodImages::Image& image : images->images) {
+    for (const PodImages::Image& image : images.images) {
       int64_t size = sizeOnNode(node.node, image.name);
       if (size > 0) sum += static_cast<int64_t>(static_cast<double>(size) * image.spread);
     }
-    return imageLocalityPriority(sum, images->numContainers);
-  }
-
-  void scoreAll(const CycleState& state, const Pod& pod, std::span<const NodeInfo* const> nodes,
-                std::span<int64_t> out) const override {
-    const PodImages* images = state.read<PodImages>(kStateKey);
-    if (images == nullptr) {
-      std::fill(out.begin(), out.end(), 0);
-      return;
-    }
-    for (size_t i = 0; i < nodes.size(); ++i) {
-      const NodeInfo& node = *nodes[i];
-      out[i] = images->view->holds(node) && node.id < images->sumByNodeId.size()
-                   ? imageLocalityPriority(images->sumByNodeId[node.id], images->numContainers)
-                   : score(state, pod, node);
-    }
+    return imageLocalityPriority(sum, images.numContainers);
   }
 };
 

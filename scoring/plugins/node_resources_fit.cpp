@@ -1,9 +1,7 @@
 #include "scoring/plugins/node_resources_fit.h"
 
 #include <algorithm>
-#include <array>
 #include <deque>
-#include <optional>
 #include <limits>
 #include <utility>
 
@@ -168,8 +166,7 @@ struct PodFitRequest final : StateData {
 
 constexpr std::string_view kRejectionsKey = "FilterNodeResourcesFitRejections";
 struct Rejections final : StateData {
-  std::array<std::optional<Status>, 32> byShape;  // by shortfall(), no scalar resource short
-  std::deque<std::pair<uint64_t, Status>> byScalarShape;  // by shortfall(), the others (a deque: stable)
+  std::deque<std::pair<uint64_t, Status>> byShape;  // by shortfall(); a deque: the Statuses stay put
 };
 
 struct PodScoreRequests final : StateData {
@@ -222,8 +219,8 @@ class NodeResourcesFit final : public PreFilterPlugin, public FilterPlugin, publ
                  FilterSink& sink) const override {
     const PodFitRequest* request = state.read<PodFitRequest>(kPreFilterKey);
     if (request == nullptr) return FilterPlugin::filterAll(state, pod, nodes, sink);
-    // Rejections without a scalar resource take one of a few shapes (which of
-    // pods, cpu, memory, ephemeral-storage, and whether unresolvable): one Status each.
+    // Rejections take one of a few shapes (which resources are short, and
+    // whether one exceeds the node): one Status each.
     auto& byShape = state.memo<Rejections>(kRejectionsKey).byShape;
     for (size_t i = 0; i < nodes.size(); ++i) {
       const NodeInfo& node = *nodes[i];
@@ -233,14 +230,8 @@ class NodeResourcesFit final : public PreFilterPlugin, public FilterPlugin, publ
         sink.reject(static_cast<uint32_t>(i), insufficientResources(*request, node));
         continue;
       }
-      if (shape < byShape.size()) {
-        if (!byShape[shape]) byShape[shape] = insufficientResources(*request, node);
-        sink.rejectWith(static_cast<uint32_t>(i), *byShape[shape]);
-        continue;
-      }
-      auto& others = state.memo<Rejections>(kRejectionsKey).byScalarShape;
-      auto it = std::find_if(others.begin(), others.end(), [&](const auto& e) { return e.first == shape; });
-      if (it == others.end()) it = others.insert(others.end(), {shape, insufficientResources(*request, node)});
+      auto it = std::find_if(byShape.begin(), byShape.end(), [&](const auto& e) { return e.first == shape; });
+      if (it == byShape.end()) it = byShape.insert(byShape.end(), {shape, insufficientResources(*request, node)});
       sink.rejectWith(static_cast<uint32_t>(i), it->second);
     }
   }
@@ -315,63 +306,52 @@ class NodeResourcesFit final : public PreFilterPlugin, public FilterPlugin, publ
     return fits;
   }
 
-  // The shape of a rejection, which decides its reasons: which of pods, cpu,
-  // memory, ephemeral-storage (bits 0-3) and of the request's scalar resources
-  // (bits 5 and up, by position) the node lacks, and whether one of them
-  // exceeds the whole node (bit 4). kUnkeyed when the request has more scalar
-  // resources than bits. Mirrors insufficientResources().
-  static constexpr uint64_t kUnkeyed = ~uint64_t{0};
-  static uint64_t shortfall(const PodFitRequest& request, const NodeInfo& node) {
-    if (request.scalars.size() > 58) return kUnkeyed;
+  // Calls f(check, resource, exceedsNode) for every resource the node lacks,
+  // in upstream's order: check 0 is the pod count (resource ""), 1-3 cpu,
+  // memory, ephemeral-storage, 4 + i the request's i-th scalar resource.
+  // exceedsNode: larger than the whole node, so evicting pods cannot help.
+  template <class F>
+  static void forEachShortfall(const PodFitRequest& request, const NodeInfo& node, F&& f) {
     const Resources& allocatable = node.allocatable();
     const Resources& used = node.requested;
-    uint64_t shape = 0;
-    if (static_cast<int64_t>(node.podCount) + 1 > allocatable.pods) shape |= 1;
-    auto check = [&](int64_t requested, int64_t alloc, int64_t inUse, uint64_t bit) {
-      if (requested > 0 && requested > available(alloc, inUse)) {
-        shape |= bit;
-        if (requested > alloc) shape |= 16;
-      }
+    if (static_cast<int64_t>(node.podCount) + 1 > allocatable.pods) f(size_t{0}, std::string_view(), false);
+    auto check = [&](size_t index, int64_t requested, int64_t alloc, int64_t inUse, std::string_view resource) {
+      if (requested > 0 && requested > available(alloc, inUse)) f(index, resource, requested > alloc);
     };
-    check(request.milliCpu, allocatable.milliCpu, used.milliCpu, 2);
-    check(request.memory, allocatable.memory, used.memory, 4);
-    check(request.ephemeralStorage, allocatable.ephemeralStorage, used.ephemeralStorage, 8);
+    check(1, request.milliCpu, allocatable.milliCpu, used.milliCpu, kResourceCpu);
+    check(2, request.memory, allocatable.memory, used.memory, kResourceMemory);
+    check(3, request.ephemeralStorage, allocatable.ephemeralStorage, used.ephemeralStorage, kResourceEphemeralStorage);
     for (size_t i = 0; i < request.scalars.size(); ++i) {
       const auto& [resource, quantity] = request.scalars[i];
       int64_t alloc = allocatable.scalar(resource);
-      if (quantity > available(alloc, used.scalar(resource))) {
-        shape |= uint64_t{32} << i;
-        if (quantity > alloc) shape |= 16;
-      }
+      if (quantity > available(alloc, used.scalar(resource))) f(4 + i, std::string_view(resource), quantity > alloc);
     }
+  }
+
+  // The shape of a rejection, which decides its reasons: one bit per check of
+  // forEachShortfall that fails, and the top bit when one exceeds the node.
+  // kUnkeyed when the request has more scalar resources than bits.
+  static constexpr uint64_t kUnkeyed = ~uint64_t{0};
+  static constexpr uint64_t kExceedsNode = uint64_t{1} << 63;
+  static uint64_t shortfall(const PodFitRequest& request, const NodeInfo& node) {
+    if (request.scalars.size() > 58) return kUnkeyed;
+    uint64_t shape = 0;
+    forEachShortfall(request, node, [&](size_t check, std::string_view, bool exceedsNode) {
+      shape |= uint64_t{1} << check;
+      if (exceedsNode) shape |= kExceedsNode;
+    });
     return shape;
   }
 
   // The slow path of Filter: every reason, in upstream's order (pods, cpu,
   // memory, ephemeral-storage, then scalar resources by name).
   static Status insufficientResources(const PodFitRequest& request, const NodeInfo& node) {
-    const Resources& allocatable = node.allocatable();
-    const Resources& used = node.requested;
     std::vector<std::string> reasons;
     bool unresolvable = false;
-    if (static_cast<int64_t>(node.podCount) + 1 > allocatable.pods) reasons.emplace_back("Too many pods");
-    auto check = [&](int64_t requested, int64_t alloc, int64_t inUse, std::string_view resource) {
-      if (requested > 0 && requested > available(alloc, inUse)) {
-        reasons.push_back("Insufficient " + std::string(resource));
-        // Larger than the whole node: evicting pods (preemption) cannot help.
-        if (requested > alloc) unresolvable = true;
-      }
-    };
-    check(request.milliCpu, allocatable.milliCpu, used.milliCpu, kResourceCpu);
-    check(request.memory, allocatable.memory, used.memory, kResourceMemory);
-    check(request.ephemeralStorage, allocatable.ephemeralStorage, used.ephemeralStorage, kResourceEphemeralStorage);
-    for (const auto& [resource, quantity] : request.scalars) {
-      int64_t alloc = allocatable.scalar(resource);
-      if (quantity > available(alloc, used.scalar(resource))) {
-        reasons.push_back("Insufficient " + resource);
-        if (quantity > alloc) unresolvable = true;
-      }
-    }
+    forEachShortfall(request, node, [&](size_t check, std::string_view resource, bool exceedsNode) {
+      reasons.push_back(check == 0 ? std::string("Too many pods") : "Insufficient " + std::string(resource));
+      unresolvable = unresolvable || exceedsNode;
+    });
     return Status(unresolvable ? Code::UnschedulableAndUnresolvable : Code::Unschedulable, std::move(reasons));
   }
 

@@ -125,19 +125,22 @@ void expectEquivalent(const ClusterView& view, const GeneratorParams& params) {
   EXPECT_GT(compared, 10000u);
 }
 
-TEST(BatchEquivalence, FilterAllAndScoreAllAnswerLikeFilterAndScore) {
+GeneratorParams smallCluster() {
   GeneratorParams params;
   params.nodes = 240;
   params.podsPerNode = 3;
+  return params;
+}
+
+TEST(BatchEquivalence, FilterAllAndScoreAllAnswerLikeFilterAndScore) {
+  const GeneratorParams params = smallCluster();
   MutableClusterView view;
   fillClusterView(view, params);
   expectEquivalent(view, params);
 }
 
 TEST(BatchEquivalence, StaysEquivalentAsNodesChangeLabelsAndTaintsAndLeave) {
-  GeneratorParams params;
-  params.nodes = 240;
-  params.podsPerNode = 3;
+  const GeneratorParams params = smallCluster();
   MutableClusterView view;
   fillClusterView(view, params);
   // Node i takes the labels and taints of node i+100 (other pools, zones,
