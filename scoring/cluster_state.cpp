@@ -1,6 +1,7 @@
 #include "scoring/cluster_state.h"
 
 #include <algorithm>
+#include <bit>
 
 namespace placer {
 
@@ -76,6 +77,70 @@ int64_t NodeInfo::imageSize(uint32_t imageId) const {
 }
 
 // ---- ClusterView ----
+
+// ---- Accounting stripes ----
+
+namespace {
+// What this thread holds: one stripe exclusively (ClusterState::reserve, so
+// that the confirming decision it runs meanwhile does not wait on itself),
+// or every stripe shared (ClusterState::read, so that a decision run inside
+// it does not lock again: shared stripes are not recursive, and a second
+// shared lock behind a waiting writer would wait forever).
+thread_local const AccountingStripes* exclusiveOwner = nullptr;
+thread_local size_t exclusiveStripe = 0;
+thread_local const AccountingStripes* allSharedOwner = nullptr;
+
+uint64_t toLock(const AccountingStripes* stripes, uint64_t mask) {
+  if (allSharedOwner == stripes) return 0;
+  return exclusiveOwner == stripes ? mask & ~(uint64_t{1} << exclusiveStripe) : mask;
+}
+}  // namespace
+
+void AccountingStripes::lockShared(uint64_t mask) const {
+  for (mask = toLock(this, mask); mask != 0; mask &= mask - 1) stripes_[std::countr_zero(mask)].lock.lock_shared();
+}
+
+void AccountingStripes::unlockShared(uint64_t mask) const {
+  for (mask = toLock(this, mask); mask != 0; mask &= mask - 1) stripes_[std::countr_zero(mask)].lock.unlock_shared();
+}
+
+void AccountingStripes::lockAllShared() const {
+  lockShared(~uint64_t{0});
+  allSharedOwner = this;
+}
+
+void AccountingStripes::unlockAllShared() const {
+  allSharedOwner = nullptr;
+  unlockShared(~uint64_t{0});
+}
+
+void AccountingStripes::lockExclusive(size_t stripe) const {
+  stripes_[stripe].lock.lock();
+  exclusiveOwner = this;
+  exclusiveStripe = stripe;
+}
+
+void AccountingStripes::unlockExclusive(size_t stripe) const {
+  exclusiveOwner = nullptr;
+  stripes_[stripe].lock.unlock();
+}
+
+AccountingReadGuard::AccountingReadGuard(const ClusterView& view, std::span<const NodeInfo* const> nodes)
+    : stripes_(view.stripes()), mask_(stripes_ ? view.stripeMask(nodes) : 0) {
+  if (mask_ != 0) stripes_->lockShared(mask_);
+}
+
+AccountingReadGuard::~AccountingReadGuard() {
+  if (mask_ != 0) stripes_->unlockShared(mask_);
+}
+
+uint64_t ClusterView::stripeMask(std::span<const NodeInfo* const> nodes) const {
+  if (stripes_ == nullptr) return 0;
+  uint64_t mask = 0;
+  for (const NodeInfo* node : nodes)
+    if (holds(*node)) mask |= uint64_t{1} << AccountingStripes::stripeOfIndex(static_cast<size_t>(node - nodes_.data()));
+  return mask;
+}
 
 const NodeInfo* ClusterView::findNode(std::string_view name) const {
   auto it = nodeIndex_.find(name);
@@ -392,13 +457,15 @@ size_t MutableClusterView::finishResync(ResyncKind kind) {
 
 // ---- MutableClusterView: reservations ----
 
-bool MutableClusterView::reserve(Reservation reservation) {
+MutableClusterView::ReserveResult MutableClusterView::tryReserve(Reservation reservation) {
   auto node = nodeIndex_.find(reservation.nodeName);
-  if (node == nodeIndex_.end() || reservations_.contains(reservation.id)) return false;
+  if (node == nodeIndex_.end()) return ReserveResult::UnknownNode;
+  std::lock_guard lock(reservationsMutex_);
+  if (reservations_.contains(reservation.id)) return ReserveResult::IdTaken;
   nodes_[node->second].addUsage(reservation.requests, reservation.nonZeroRequests, reservation.hostPorts);
   std::string id = reservation.id;
   reservations_.emplace(std::move(id), std::move(reservation));
-  return true;
+  return ReserveResult::Reserved;
 }
 
 bool MutableClusterView::release(std::string_view id) {

@@ -3,9 +3,11 @@
 // incrementally by the watch (or a snapshot), plus in-flight reservations.
 //
 // Thread-safety: ClusterState is safe to call from any thread. Readers
-// (read()) share a lock; writers (upserts, removals, reservations, update())
-// are exclusive, so a decision always sees one consistent state and
-// "decide + reserve" inside update() is one atomic step. NodeInfo and
+// (read(), readForDecision()) share a lock; writers (upserts, removals,
+// update()) are exclusive. reserve() confirms and reserves on one node as one
+// atomic step while decisions go on: node accounting is also guarded by
+// accounting stripes (AccountingStripes), which decisions hold per tile of
+// nodes and a reservation holds for its node only. NodeInfo and
 // ClusterView are plain data, only valid inside the callback that received them.
 //
 // Accounting follows kube-scheduler's cache (pkg/scheduler/backend/cache):
@@ -39,6 +41,9 @@
 namespace placer {
 
 inline constexpr std::string_view kReservationAnnotation = "placer.io/reservation";
+
+class ClusterView;
+struct NodeInfo;
 
 // Hash maps keyed by std::string that can be searched with a string_view.
 struct StringHash {
@@ -139,6 +144,80 @@ struct alignas(64) NodeInfo {
   void removeUsage(const Resources& requests, const Resources& nonZero, std::span<const HostPort> ports);
 };
 
+// A reader-writer lock that prefers writers: once a writer waits, new readers
+// queue behind it. Decisions read for a few hundred microseconds each while
+// reservations and watch updates write briefly; with the default (reader
+// preference) overlapping decisions could hold a writer off indefinitely,
+// which is what admission latency tails are made of.
+class WriterPreferringLock {
+ public:
+  WriterPreferringLock() {
+    pthread_rwlockattr_t attr;
+    pthread_rwlockattr_init(&attr);
+    pthread_rwlockattr_setkind_np(&attr, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+    pthread_rwlock_init(&lock_, &attr);
+    pthread_rwlockattr_destroy(&attr);
+  }
+  ~WriterPreferringLock() { pthread_rwlock_destroy(&lock_); }
+  WriterPreferringLock(const WriterPreferringLock&) = delete;
+  WriterPreferringLock& operator=(const WriterPreferringLock&) = delete;
+
+  void lock() { pthread_rwlock_wrlock(&lock_); }
+  void unlock() { pthread_rwlock_unlock(&lock_); }
+  void lock_shared() { pthread_rwlock_rdlock(&lock_); }
+  void unlock_shared() { pthread_rwlock_unlock(&lock_); }
+
+ private:
+  pthread_rwlock_t lock_;
+};
+
+// Accounting stripes. A reservation changes one node's accounting (requested,
+// nonZeroRequested, podCount, usedPorts) while decisions read the whole view:
+// instead of excluding every decision (a view-wide exclusive lock waits for
+// all decisions in flight, and new ones queue behind it), it excludes only
+// the decisions currently reading that node's stripe. The node at position i
+// of ClusterView::nodes() belongs to stripe (i / kNodesPerStripe) % kCount;
+// a stripe is as many nodes as the engine's tile, so a decision over every
+// node takes each tile's one stripe for the few microseconds it reads it.
+class AccountingStripes {
+ public:
+  static constexpr size_t kCount = 64;
+  static constexpr size_t kNodesPerStripe = 64;
+  static size_t stripeOfIndex(size_t index) { return (index / kNodesPerStripe) % kCount; }
+
+  // Shared, in increasing stripe order; what this thread holds already (one
+  // stripe exclusively, or all of them through lockAllShared) is skipped.
+  // Not recursive otherwise: a thread must not take a stripe shared twice.
+  void lockShared(uint64_t mask) const;
+  void unlockShared(uint64_t mask) const;
+  void lockAllShared() const;
+  void unlockAllShared() const;
+  // One stripe at a time per thread; while held, this thread's shared locks skip it.
+  void lockExclusive(size_t stripe) const;
+  void unlockExclusive(size_t stripe) const;
+
+ private:
+  struct alignas(64) Stripe {
+    WriterPreferringLock lock;
+  };
+  mutable Stripe stripes_[kCount];
+};
+
+// Holds, for its lifetime, the stripes of the view's nodes among `nodes`
+// shared: the engine takes one around each tile it filters or scores. Does
+// nothing for copies of nodes and for a view without stripes.
+class AccountingReadGuard {
+ public:
+  AccountingReadGuard(const ClusterView& view, std::span<const NodeInfo* const> nodes);
+  ~AccountingReadGuard();
+  AccountingReadGuard(const AccountingReadGuard&) = delete;
+  AccountingReadGuard& operator=(const AccountingReadGuard&) = delete;
+
+ private:
+  const AccountingStripes* stripes_;
+  uint64_t mask_;
+};
+
 // The read side plugins see. Nodes are contiguous for fast iteration; their
 // order is stable between mutations but not meaningful.
 class ClusterView {
@@ -178,6 +257,10 @@ class ClusterView {
   uint32_t taintSetBound() const { return static_cast<uint32_t>(taintSets_.bound()); }
   // One more than the largest NodeInfo::id in use.
   uint32_t nodeIdBound() const { return nodeIdBound_; }
+  // The accounting stripes of this view's nodes among `nodes` as a bit mask
+  // (0 for copies, and for a view without stripes, used by one thread).
+  uint64_t stripeMask(std::span<const NodeInfo* const> nodes) const;
+  const AccountingStripes* stripes() const { return stripes_; }
   size_t podCount() const { return podByKey_.size(); }  // pods kept (bound, non-terminal)
   const PodRecord* pod(uint32_t slot) const;
   const PodRecord* findPod(std::string_view key) const;
@@ -204,6 +287,9 @@ class ClusterView {
   std::vector<std::vector<uint32_t>> labelColumns_;  // [key id][node id] -> value id
   std::vector<uint32_t> freeNodeIds_;
   uint32_t nodeIdBound_ = 0;
+  const AccountingStripes* stripes_ = nullptr;  // set by ClusterState
+
+  friend class ClusterState;
 };
 
 struct Reservation {
@@ -238,7 +324,12 @@ class MutableClusterView : public ClusterView {
   size_t finishResync(ResyncKind kind);
 
   // Reservations: counted on the node like a pod until released or expired.
-  bool reserve(Reservation reservation);  // false if the node is unknown or the id is taken
+  // reserve() may run concurrently with decisions and other reserve() calls
+  // when the caller holds the reserved node's accounting stripe exclusively
+  // (ClusterState::reserve); everything else here needs exclusive access.
+  enum class ReserveResult : uint8_t { Reserved, UnknownNode, IdTaken };
+  ReserveResult tryReserve(Reservation reservation);
+  bool reserve(Reservation reservation) { return tryReserve(std::move(reservation)) == ReserveResult::Reserved; }
   bool release(std::string_view id);
   size_t expireReservations(std::chrono::steady_clock::time_point now);  // returns how many expired
   size_t reservationCount() const { return reservations_.size(); }
@@ -255,42 +346,31 @@ class MutableClusterView : public ClusterView {
   void unindexLabels(NodeInfo& info);
   void unindexTaints(NodeInfo& info);
 
+  std::mutex reservationsMutex_;  // reservations_ among concurrent reserve() calls
   StringMap<Reservation> reservations_;
   uint32_t nodeGeneration_ = 0;
   uint32_t podGeneration_ = 0;
 };
 
-// A reader-writer lock that prefers writers: once a writer waits, new readers
-// queue behind it. Decisions read for a few hundred microseconds each while
-// reservations and watch updates write briefly; with the default (reader
-// preference) overlapping decisions could hold a writer off indefinitely,
-// which is what admission latency tails are made of.
-class WriterPreferringLock {
- public:
-  WriterPreferringLock() {
-    pthread_rwlockattr_t attr;
-    pthread_rwlockattr_init(&attr);
-    pthread_rwlockattr_setkind_np(&attr, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
-    pthread_rwlock_init(&lock_, &attr);
-    pthread_rwlockattr_destroy(&attr);
-  }
-  ~WriterPreferringLock() { pthread_rwlock_destroy(&lock_); }
-  WriterPreferringLock(const WriterPreferringLock&) = delete;
-  WriterPreferringLock& operator=(const WriterPreferringLock&) = delete;
-
-  void lock() { pthread_rwlock_wrlock(&lock_); }
-  void unlock() { pthread_rwlock_unlock(&lock_); }
-  void lock_shared() { pthread_rwlock_rdlock(&lock_); }
-  void unlock_shared() { pthread_rwlock_unlock(&lock_); }
-
- private:
-  pthread_rwlock_t lock_;
-};
-
 class ClusterState {
  public:
+  ClusterState() { view_.stripes_ = &stripes_; }
+  ClusterState(const ClusterState&) = delete;
+  ClusterState& operator=(const ClusterState&) = delete;
+
+  // A consistent read: nothing changes while f runs.
   template <class F>
   auto read(F&& f) const {
+    std::shared_lock lock(mutex_);
+    AllStripesShared all(stripes_);
+    return f(static_cast<const ClusterView&>(view_));
+  }
+  // A read for decisions: nodes and pods stay put while f runs, but
+  // reserve() may change a node's accounting (requested, nonZeroRequested,
+  // podCount, usedPorts) meanwhile, so those are read only under an
+  // AccountingReadGuard, as the engine does around each tile of nodes.
+  template <class F>
+  auto readForDecision(F&& f) const {
     std::shared_lock lock(mutex_);
     return f(static_cast<const ClusterView&>(view_));
   }
@@ -298,6 +378,28 @@ class ClusterState {
   auto update(F&& f) {
     std::unique_lock lock(mutex_);
     return f(view_);
+  }
+
+  // Confirm and reserve as one step, without excluding decisions on other
+  // nodes: with the node's accounting stripe held exclusively,
+  // confirm(view, node) checks the chosen node as it is now (the engine's
+  // filters on it alone) and, if it holds, the reservation is counted.
+  // NeedsExclusive: a reservation with this id exists already (a review sent
+  // again); releasing it touches another node, so do it inside update().
+  enum class ReserveOutcome : uint8_t { Reserved, NotConfirmed, UnknownNode, NeedsExclusive };
+  template <class Confirm>
+  ReserveOutcome reserve(Reservation reservation, Confirm&& confirm) {
+    std::shared_lock lock(mutex_);
+    const NodeInfo* node = view_.findNode(reservation.nodeName);
+    if (node == nullptr) return ReserveOutcome::UnknownNode;
+    StripeExclusive stripe(stripes_, AccountingStripes::stripeOfIndex(static_cast<size_t>(node - view_.nodes().data())));
+    if (!confirm(static_cast<const ClusterView&>(view_), *node)) return ReserveOutcome::NotConfirmed;
+    switch (view_.tryReserve(std::move(reservation))) {
+      case MutableClusterView::ReserveResult::Reserved: return ReserveOutcome::Reserved;
+      case MutableClusterView::ReserveResult::UnknownNode: return ReserveOutcome::UnknownNode;
+      case MutableClusterView::ReserveResult::IdTaken: break;
+    }
+    return ReserveOutcome::NeedsExclusive;
   }
 
   void upsertNode(Node node) { update([&](MutableClusterView& v) { v.upsertNode(std::move(node)); }); }
@@ -310,7 +412,22 @@ class ClusterState {
   }
 
  private:
+  struct AllStripesShared {
+    explicit AllStripesShared(const AccountingStripes& s) : stripes(s) { stripes.lockAllShared(); }
+    ~AllStripesShared() { stripes.unlockAllShared(); }
+    const AccountingStripes& stripes;
+  };
+  struct StripeExclusive {
+    StripeExclusive(const AccountingStripes& s, size_t i) : stripes(s), index(i) { stripes.lockExclusive(index); }
+    ~StripeExclusive() { stripes.unlockExclusive(index); }
+    const AccountingStripes& stripes;
+    size_t index;
+  };
+
+  // Lock order: mutex_, then stripes (shared in increasing order, or one
+  // exclusive), then MutableClusterView's reservations mutex.
   mutable WriterPreferringLock mutex_;  // not recursive: a callback must not call back in
+  AccountingStripes stripes_;
   MutableClusterView view_;
 };
 

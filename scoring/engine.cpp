@@ -186,10 +186,14 @@ Decision run(const Profile& profile, const Pod& pod, const ClusterView& view, si
     for (size_t p = 0; p < scorePlugins.size(); ++p)
       if (skippedScores.empty() || !hasName(scorePlugins[p].plugin->name(), skippedScores)) scoring.push_back(p);
   };
-  auto scoreRange = [&](size_t from, size_t to) {
+  // `guarded`: the caller holds the nodes' accounting already (the fused
+  // tile); shared stripes are not recursive.
+  auto scoreRange = [&](size_t from, size_t to, bool guarded) {
     for (size_t tileStart = from; tileStart < to; tileStart += kTile) {
       const size_t n = std::min(kTile, to - tileStart);
       std::span<const NodeInfo* const> tile(s.feasibleNodes.data() + tileStart, n);
+      std::optional<AccountingReadGuard> guard;
+      if (!guarded) guard.emplace(view, tile);
       for (size_t p : scoring)
         scorePlugins[p].plugin->scoreAll(state, pod, tile, std::span<int64_t>(s.scores.data() + p * count + tileStart, n));
     }
@@ -208,6 +212,8 @@ Decision run(const Profile& profile, const Pod& pod, const ClusterView& view, si
       s.feasible.push_back(static_cast<uint32_t>(i));
       s.feasibleNodes.push_back(&nodeAt(i));
     }
+    // The tile's accounting holds still while it is filtered (and, fused, scored).
+    AccountingReadGuard guard(view, std::span<const NodeInfo* const>(s.feasibleNodes.data() + first, tileEnd - tileStart));
     for (size_t f = 0; f < activeTotal && s.feasible.size() > first; ++f) {
       const FilterPlugin* plugin = f < activeCount ? active[f] : activeOverflow[f - activeCount];
       s.sink.clear();
@@ -245,7 +251,7 @@ Decision run(const Profile& profile, const Pod& pod, const ClusterView& view, si
     }
     if (fused && s.feasible.size() > first && !decision.failure) {
       if (!preScored) preScore({});
-      if (!preScoreFailure) scoreRange(first, s.feasible.size());
+      if (!preScoreFailure) scoreRange(first, s.feasible.size(), true);
     }
   }
   tally.forEach([&](const Reasons& reasons, int32_t n) { countReasons(decision.reasonCounts, reasons, n); });
@@ -263,7 +269,7 @@ Decision run(const Profile& profile, const Pod& pod, const ClusterView& view, si
   }
   if (!fused) {
     preScore(std::span<const NodeInfo* const>(s.feasibleNodes.data(), feasibleCount));
-    if (!preScoreFailure) scoreRange(0, feasibleCount);
+    if (!preScoreFailure) scoreRange(0, feasibleCount, false);
   }
   if (preScoreFailure) {
     decision.failure = std::move(preScoreFailure);

@@ -137,7 +137,11 @@ class CycleState {
   mutable std::vector<Entry> entries_;
 };
 
-
+// A node's accounting (NodeInfo::requested, nonZeroRequested, podCount,
+// usedPorts) changes under concurrent reservations (see AccountingStripes):
+// plugins read it only in Filter and Score, where the engine holds it still
+// for the nodes it passes them. PreFilter and PreScore read the rest of the
+// view (labels, taints, images, pods), which holds still for the whole decision.
 class Plugin {
  public:
   virtual ~Plugin() = default;

@@ -241,49 +241,56 @@ AdmissionAnswer reviewAdmissionDocument(const json& review, const AdmissionInput
         unschedulable = d.unschedulableMessage();
       }
     };
+    auto reservation = [&] {
+      Reservation r;
+      r.id = answer.uid;
+      r.nodeName = answer.node;
+      r.podKey = answer.pod;
+      r.requests = pod.requests;
+      r.nonZeroRequests = pod.nonZeroRequests;
+      r.hostPorts = pod.hostPorts;
+      r.expires = input.now + input.settings.reservationTtl;
+      return r;
+    };
     if (answer.dryRun) {
-      input.state.read([&](const ClusterView& view) { decide(view); });
+      input.state.readForDecision([&](const ClusterView& view) { decide(view); });
     } else {
-      // Decide on the shared view, so admissions decide in parallel; then, under
-      // the exclusive lock, confirm the chosen node against the accounting as it
-      // is now (the filters on that node alone) and reserve. Confirm + reserve
-      // is one step, so a concurrent reservation is never overcommitted. When
-      // the node no longer fits, decide again: one more optimistic round, then
-      // a last one entirely under the exclusive lock, so it always ends.
+      // Decide on the shared view, so admissions decide in parallel; then
+      // confirm the chosen node against its accounting as it is now (the
+      // filters on that node alone) and reserve, as one step under that
+      // node's accounting stripe (ClusterState::reserve): a concurrent
+      // reservation is never overcommitted, and decisions elsewhere go on.
+      // When the node no longer fits, decide again: one more optimistic
+      // round, then a last one entirely under the exclusive lock, so it
+      // always ends. A review sent again with a uid already reserved goes
+      // to that last round, which releases the earlier reservation.
       constexpr int kOptimisticRounds = 2;
-      for (int round = 0; round <= kOptimisticRounds; ++round) {
-        const bool exclusive = round == kOptimisticRounds;
-        if (!exclusive) {
-          input.state.read([&](const ClusterView& view) { decide(view); });
-          if (answer.node.empty()) break;
+      bool settled = false;  // reserved, or no node fits
+      for (int round = 0; round < kOptimisticRounds && !settled; ++round) {
+        input.state.readForDecision([&](const ClusterView& view) { decide(view); });
+        if (answer.node.empty()) {
+          settled = true;
+          break;
         }
-        bool settled = input.state.update([&](MutableClusterView& view) {
-          // A review sent again with the same uid decides again, not twice.
-          if (view.findReservation(answer.uid) != nullptr) view.release(answer.uid);
-          if (exclusive) {
-            answer.node.clear();
-            decide(view);
-            if (answer.node.empty()) return true;
-          } else {
-            const NodeInfo* chosen = view.findNode(answer.node);
-            if (chosen == nullptr) return false;
-            const NodeInfo* candidates[] = {chosen};
-            if (input.engine.evaluate(pod, view, candidates, Detail::FilterOnly).selected == nullptr) return false;
-          }
-          Reservation r;
-          r.id = answer.uid;
-          r.nodeName = answer.node;
-          r.podKey = answer.pod;
-          r.requests = pod.requests;
-          r.nonZeroRequests = pod.nonZeroRequests;
-          r.hostPorts = pod.hostPorts;
-          r.expires = input.now + input.settings.reservationTtl;
-          answer.reserved = view.reserve(std::move(r));
-          reserveFailed = !answer.reserved;
-          return true;
+        auto outcome = input.state.reserve(reservation(), [&](const ClusterView& view, const NodeInfo& chosen) {
+          const NodeInfo* candidates[] = {&chosen};
+          return input.engine.evaluate(pod, view, candidates, Detail::FilterOnly).selected != nullptr;
         });
-        if (settled) break;
+        if (outcome == ClusterState::ReserveOutcome::Reserved) {
+          answer.reserved = settled = true;
+          break;
+        }
         answer.node.clear();
+        if (outcome == ClusterState::ReserveOutcome::NeedsExclusive) break;
+      }
+      if (!settled) {
+        input.state.update([&](MutableClusterView& view) {
+          if (view.findReservation(answer.uid) != nullptr) view.release(answer.uid);
+          decide(view);
+          if (answer.node.empty()) return;
+          answer.reserved = view.reserve(reservation());
+          reserveFailed = !answer.reserved;
+        });
       }
     }
     if (reserveFailed) {

@@ -306,6 +306,7 @@ Candidates resolveCandidates(ExtenderArgs& args, const ClusterView& view) {
     // the usage by pods and reservations comes from placer's view. Only the
     // accounting is copied: the view's Node (labels, images, ...) is replaced anyway.
     if (const NodeInfo* known = view.findNode(node.name)) {
+      AccountingReadGuard guard(view, std::span<const NodeInfo* const>(&known, 1));
       info.requested = known->requested;
       info.nonZeroRequested = known->nonZeroRequested;
       info.podCount = known->podCount;
@@ -436,7 +437,7 @@ HttpResponse extenderFilter(const ExtenderContext& context, std::string_view bod
   if (Outcome decoded = decodeArgs(body, args); !decoded) return badRequest(decoded.error().message);
   if (!viewSynced(context)) return filterError("placer: the cluster view is not synced yet");
 
-  return context.state->read([&](const ClusterView& view) {
+  return context.state->readForDecision([&](const ClusterView& view) {
     Candidates c = resolveCandidates(args, view);
     // filter_onlyone needs the choice, so scores; filter only the verdicts.
     Decision d = context.engine->evaluate(args.pod, view, c.infos, onlyOne ? Detail::Totals : Detail::FilterOnly);
@@ -476,7 +477,7 @@ HttpResponse extenderPrioritize(const ExtenderContext& context, std::string_view
   if (Outcome decoded = decodeArgs(body, args); !decoded) return badRequest(decoded.error().message);
   if (!viewSynced(context)) return HttpResponse::text(503, "placer: the cluster view is not synced yet\n");
 
-  return context.state->read([&](const ClusterView& view) {
+  return context.state->readForDecision([&](const ClusterView& view) {
     Candidates c = resolveCandidates(args, view);
     Decision d = context.engine->evaluate(args.pod, view, c.infos, Detail::Totals);
     const size_t count = args.cacheCapable ? args.nodeNames.size() : args.nodes.size();
@@ -608,12 +609,15 @@ HttpResponse extenderPreempt(const ExtenderContext& context, std::string_view bo
   }
   if (!viewSynced(context)) return HttpResponse::text(503, "placer: the cluster view is not synced yet\n");
 
-  return context.state->read([&](const ClusterView& view) {
+  return context.state->readForDecision([&](const ClusterView& view) {
     json result = json::object();
     for (const auto& [nodeName, nv] : proposed) {
       const NodeInfo* known = view.findNode(nodeName);
       if (!known) continue;
-      NodeInfo trial = *known;
+      NodeInfo trial = [&] {
+        AccountingReadGuard guard(view, std::span<const NodeInfo* const>(&known, 1));
+        return *known;
+      }();
       for (const Victim& v : nv.victims) {
         const PodRecord* record = view.findPod(v.uid);
         if (record && record->attached && view.text(record->nodeNameId) == nodeName) {

@@ -5,7 +5,7 @@
 //
 //   admission_loadgen [--nodes 5000] [--pods-per-node 30] [--clients 8]
 //                     [--seconds 5] [--workers 8] [--route both|mutate|echo]
-//                     [--rate R] [--profile default|trivial]
+//                     [--rate R] [--profile default|trivial] [--dry-run 1]
 //
 // Closed loop (default): each client sends its next request as soon as the
 // previous answer arrives; the figure is the maximum throughput, and latency
@@ -19,6 +19,9 @@
 // --profile trivial disables every plugin (every node feasible, total 0): what
 // remains is the webhook's own cost per admission (TLS, decode, the engine's
 // bare loop over the nodes, reserve, patch, log, metrics).
+//
+// --dry-run 1 sends dryRun reviews: the same decisions, nothing reserved, so
+// the difference to a normal run is what reserving costs (locks included).
 //
 // Server and clients share the machine (the figures are for that setup).
 #include <algorithm>
@@ -60,6 +63,7 @@ struct Options {
   std::string route = "both";
   double rate = 0;  // > 0: open loop at this many requests per second
   std::string profile = "default";
+  bool dryRun = false;  // dryRun reviews: decisions without reservations
 };
 
 constexpr std::string_view kUidPlaceholder = "00000000-0000-4000-8000-000000000000";
@@ -70,7 +74,7 @@ struct Payload {
   size_t uidOffset;
 };
 
-std::vector<Payload> makePayloads(const GeneratorParams& params, int count) {
+std::vector<Payload> makePayloads(const GeneratorParams& params, int count, bool dryRun) {
   std::vector<Payload> out;
   for (int i = 0; i < count; ++i) {
     json pod = generatePendingPod(params, i);
@@ -90,7 +94,7 @@ std::vector<Payload> makePayloads(const GeneratorParams& params, int count) {
                        {"groups", json::array({"system:serviceaccounts", "system:authenticated"})}}},
                      {"object", pod},
                      {"oldObject", nullptr},
-                     {"dryRun", false},
+                     {"dryRun", dryRun},
                      {"options", {{"kind", "CreateOptions"}, {"apiVersion", "meta.k8s.io/v1"}}}}}};
     std::string body = review.dump();
     out.push_back({body, body.find(kUidPlaceholder)});
@@ -220,6 +224,7 @@ int main(int argc, char** argv) {
     else if (a == "--route") o.route = v;
     else if (a == "--rate") o.rate = std::stod(v);
     else if (a == "--profile") o.profile = v;
+    else if (a == "--dry-run") o.dryRun = v == "1" || v == "true";
     else {
       std::fprintf(stderr, "unknown option %s\n", a.c_str());
       return 2;
@@ -292,7 +297,7 @@ int main(int argc, char** argv) {
     return 1;
   }
 
-  auto payloads = makePayloads(params, 512);
+  auto payloads = makePayloads(params, 512, o.dryRun);
   {
     // The decision alone, on one thread, for scale.
     constexpr int kDecisions = 200;

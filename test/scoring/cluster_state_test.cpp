@@ -8,6 +8,9 @@
 
 #include <gtest/gtest.h>
 
+#include "scoring/engine.h"
+#include "scoring/profile.h"
+
 namespace placer {
 namespace {
 
@@ -349,6 +352,102 @@ TEST(ClusterState, ReadersNeverSeeATornUpdate) {
   for (auto& t : readers) t.join();
   EXPECT_EQ(torn.load(), 0);
   EXPECT_GE(reads.load(), 100);
+}
+
+// Admissions decide on the shared view and reserve under their node's
+// accounting stripe while other decisions go on, some of them inside a
+// consistent read() and some entirely under update(). Every thread decides
+// until no node fits: the cluster ends exactly full, no node over its cpu,
+// and nothing deadlocks (shared stripes are not recursive).
+TEST(ClusterState, ReservationsAlongsideDecisionsFillTheClusterExactly) {
+  constexpr int kNodes = 300;  // 5 stripes of 64 nodes
+  ClusterState state;
+  for (int i = 0; i < kNodes; ++i) state.upsertNode(makeNode("n" + std::to_string(i)));
+  const Engine engine(Profile::defaults());
+  const Pod pod = makePod({.name = "pending", .milliCpu = 500, .uid = "-"});  // 8 fit on a node
+  std::atomic<int> nextId{0};
+  std::atomic<int> reserved{0};
+  std::atomic<int> inconsistent{0};
+
+  auto reservationFor = [&](const std::string& node) {
+    Reservation r = makeReservation("r" + std::to_string(nextId++), node, 0);
+    r.requests = pod.requests;
+    r.nonZeroRequests = pod.nonZeroRequests;
+    return r;
+  };
+  auto optimistic = [&] {
+    for (;;) {
+      std::string node = state.readForDecision([&](const ClusterView& view) {
+        const NodeInfo* chosen = engine.place(pod, view).selected;
+        return chosen ? chosen->name() : std::string();
+      });
+      if (node.empty()) return;
+      auto outcome = state.reserve(reservationFor(node), [&](const ClusterView& view, const NodeInfo& n) {
+        const NodeInfo* candidates[] = {&n};
+        return engine.evaluate(pod, view, candidates, Detail::FilterOnly).selected != nullptr;
+      });
+      if (outcome == ClusterState::ReserveOutcome::Reserved) ++reserved;
+    }
+  };
+  auto exclusive = [&] {
+    for (bool placed = true; placed;) {
+      placed = state.update([&](MutableClusterView& view) {
+        const NodeInfo* chosen = engine.place(pod, view).selected;
+        return chosen != nullptr && view.reserve(reservationFor(chosen->name()));
+      });
+      if (placed) ++reserved;
+    }
+  };
+  std::atomic<bool> done{false};
+  auto consistentReader = [&] {
+    while (!done.load()) {
+      state.read([&](const ClusterView& view) {
+        int64_t cpu = 0;
+        int32_t pods = 0;
+        for (const NodeInfo& n : view.nodes()) {
+          cpu += n.requested.milliCpu;
+          pods += n.podCount;
+        }
+        if (cpu != int64_t{pods} * 500) ++inconsistent;
+        (void)engine.place(pod, view, Detail::Full);  // takes no stripe again inside read()
+      });
+    }
+  };
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 4; ++i) threads.emplace_back(optimistic);
+  threads.emplace_back(exclusive);
+  std::thread reader(consistentReader);
+  for (auto& t : threads) t.join();
+  done = true;
+  reader.join();
+
+  EXPECT_EQ(reserved.load(), kNodes * 8);
+  EXPECT_EQ(inconsistent.load(), 0);
+  state.read([&](const ClusterView& view) {
+    EXPECT_EQ(static_cast<const MutableClusterView&>(view).reservationCount(), size_t{kNodes * 8});
+    for (const NodeInfo& n : view.nodes()) {
+      EXPECT_EQ(n.requested.milliCpu, 4000) << n.name();
+      EXPECT_EQ(n.podCount, 8) << n.name();
+    }
+  });
+}
+
+// A review sent again with a reserved uid is not reserved twice on the shared
+// path: it must release the first inside update().
+TEST(ClusterState, ReservingATakenIdNeedsTheExclusivePath) {
+  ClusterState state;
+  state.upsertNode(makeNode("n1"));
+  state.upsertNode(makeNode("n2"));
+  auto accept = [](const ClusterView&, const NodeInfo&) { return true; };
+  EXPECT_EQ(state.reserve(makeReservation("uid-1", "n1", 500), accept), ClusterState::ReserveOutcome::Reserved);
+  EXPECT_EQ(state.reserve(makeReservation("uid-1", "n2", 500), accept), ClusterState::ReserveOutcome::NeedsExclusive);
+  EXPECT_EQ(state.reserve(makeReservation("uid-2", "gone", 500), accept), ClusterState::ReserveOutcome::UnknownNode);
+  EXPECT_EQ(state.reserve(makeReservation("uid-3", "n2", 500), [](const ClusterView&, const NodeInfo&) { return false; }),
+            ClusterState::ReserveOutcome::NotConfirmed);
+  state.read([](const ClusterView& view) {
+    EXPECT_EQ(view.findNode("n1")->requested.milliCpu, 500);
+    EXPECT_EQ(view.findNode("n2")->requested.milliCpu, 0);
+  });
 }
 
 }  // namespace
