@@ -304,13 +304,13 @@ Decision run(const Profile& profile, const Pod& pod, const ClusterView& view, si
     }
   }
 
-  // Selection: the highest total; ties to the byte-wise smallest name.
-  size_t best = 0;
-  for (size_t j = 1; j < feasibleCount; ++j) {
-    if (s.totals[j] > s.totals[best] ||
-        (s.totals[j] == s.totals[best] && s.feasibleNodes[j]->name() < s.feasibleNodes[best]->name()))
-      best = j;
-  }
+  // Selection: the highest total; ties to the byte-wise smallest name. The
+  // maximum first, over the totals alone, so that names (one cache miss per
+  // node) are compared only among the nodes that reach it.
+  const int64_t top = *std::max_element(s.totals.begin(), s.totals.end());
+  size_t best = static_cast<size_t>(std::find(s.totals.begin(), s.totals.end(), top) - s.totals.begin());
+  for (size_t j = best + 1; j < feasibleCount; ++j)
+    if (s.totals[j] == top && s.feasibleNodes[j]->name() < s.feasibleNodes[best]->name()) best = j;
   decision.selected = s.feasibleNodes[best];
   decision.selectedTotal = s.totals[best];
 
