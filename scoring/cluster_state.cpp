@@ -424,6 +424,27 @@ void MutableClusterView::upsertPod(const Pod& pod) {
     orphanSlots_[pod.nodeName].push_back(slot);
 }
 
+bool MutableClusterView::podUpsertChangesNothing(const Pod& pod) const {
+  if (const std::string* id = findLabel(pod.annotations, kReservationAnnotation)) {
+    std::lock_guard lock(reservationsMutex_);
+    if (reservations_.contains(*id)) return false;
+  }
+  auto it = podByKey_.find(podKey(pod));
+  const bool counted = !pod.nodeName.empty() && !pod.isTerminal();
+  if (it == podByKey_.end()) return !counted;
+  if (!counted) return false;
+  const PodRecord& r = podTable_[it->second];
+  if (r.generation != podGeneration_) return false;  // a resync in progress marks it
+  if (r.name != pod.name || strings_.text(r.namespaceId) != pod.namespace_ ||
+      strings_.text(r.nodeNameId) != pod.nodeName || r.labels.size() != pod.labels.size())
+    return false;
+  for (size_t i = 0; i < r.labels.size(); ++i)
+    if (strings_.text(r.labels[i].first) != pod.labels[i].first || strings_.text(r.labels[i].second) != pod.labels[i].second)
+      return false;
+  return r.requests == pod.requests && r.nonZeroMilliCpu == pod.nonZeroRequests.milliCpu &&
+         r.nonZeroMemory == pod.nonZeroRequests.memory && r.hostPorts == pod.hostPorts;
+}
+
 void MutableClusterView::removePod(std::string_view key) {
   auto it = podByKey_.find(key);
   if (it == podByKey_.end()) return;

@@ -316,6 +316,11 @@ class MutableClusterView : public ClusterView {
   // annotation names an active reservation releases it in the same step.
   void upsertPod(const Pod& pod);
   void removePod(std::string_view key);  // key as podKey(): uid, or namespace/name
+  // Whether upsertPod(pod) would leave the view exactly as it is: the same
+  // record (node, labels, requests, ports, not terminal), or a pod that is
+  // not counted and not kept, and no reservation to release. Most watch
+  // events are such (a pod's status changed); they need no exclusive lock.
+  bool podUpsertChangesNothing(const Pod& pod) const;
 
   // Relist after a watch expired (410 Gone): beginResync(kind), then upsert every
   // listed object, then finishResync(kind) removes every object of that kind that
@@ -346,7 +351,7 @@ class MutableClusterView : public ClusterView {
   void unindexLabels(NodeInfo& info);
   void unindexTaints(NodeInfo& info);
 
-  std::mutex reservationsMutex_;  // reservations_ among concurrent reserve() calls
+  mutable std::mutex reservationsMutex_;  // reservations_ among concurrent reserve() calls
   StringMap<Reservation> reservations_;
   uint32_t nodeGeneration_ = 0;
   uint32_t podGeneration_ = 0;
@@ -373,6 +378,13 @@ class ClusterState {
   auto readForDecision(F&& f) const {
     std::shared_lock lock(mutex_);
     return f(static_cast<const ClusterView&>(view_));
+  }
+  // readForDecision() for the feed: MutableClusterView's read-only questions
+  // (podUpsertChangesNothing) under the shared lock.
+  template <class F>
+  auto inspect(F&& f) const {
+    std::shared_lock lock(mutex_);
+    return f(static_cast<const MutableClusterView&>(view_));
   }
   template <class F>
   auto update(F&& f) {

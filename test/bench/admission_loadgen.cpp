@@ -6,6 +6,7 @@
 //   admission_loadgen [--nodes 5000] [--pods-per-node 30] [--clients 8]
 //                     [--seconds 5] [--workers 8] [--route both|mutate|echo]
 //                     [--rate R] [--profile default|trivial] [--dry-run 1]
+//                     [--watch-rate W]
 //
 // Closed loop (default): each client sends its next request as soon as the
 // previous answer arrives; the figure is the maximum throughput, and latency
@@ -19,6 +20,11 @@
 // --profile trivial disables every plugin (every node feasible, total 0): what
 // remains is the webhook's own cost per admission (TLS, decode, the engine's
 // bare loop over the nodes, reserve, patch, log, metrics).
+//
+// --watch-rate W hands W pod events per second to the watch's handler while
+// /mutate runs, as the watch delivers them: MODIFIED events of bound pods, one
+// in three changing the pod (a label), two in three changing nothing (status).
+// A cluster admitting 2,000 pods/s sends a few events per created pod.
 //
 // --dry-run 1 sends dryRun reviews: the same decisions, nothing reserved, so
 // the difference to a normal run is what reserving costs (locks included).
@@ -43,6 +49,7 @@
 #include "test/support/cluster_generator.h"
 #include "test/support/http_test_client.h"
 #include "webhook/http_server.h"
+#include "webhook/kube/kube_feed.h"
 #include "webhook/log.h"
 #include "webhook/metrics.h"
 #include "webhook/serving_certificate.h"
@@ -64,6 +71,7 @@ struct Options {
   double rate = 0;  // > 0: open loop at this many requests per second
   std::string profile = "default";
   bool dryRun = false;  // dryRun reviews: decisions without reservations
+  double watchRate = 0;  // > 0: pod MODIFIED events applied to the view per second meanwhile
 };
 
 constexpr std::string_view kUidPlaceholder = "00000000-0000-4000-8000-000000000000";
@@ -225,6 +233,7 @@ int main(int argc, char** argv) {
     else if (a == "--rate") o.rate = std::stod(v);
     else if (a == "--profile") o.profile = v;
     else if (a == "--dry-run") o.dryRun = v == "1" || v == "true";
+    else if (a == "--watch-rate") o.watchRate = std::stod(v);
     else {
       std::fprintf(stderr, "unknown option %s\n", a.c_str());
       return 2;
@@ -317,8 +326,35 @@ int main(int argc, char** argv) {
   std::atomic<uint64_t> uids{1};
   if (o.route == "both" || o.route == "echo") report(runPhase("/echo", (*server)->port(), ca->certificatePem, payloads, o, uids));
   if (o.route == "both" || o.route == "mutate") {
+    std::atomic<bool> watchDone{false};
+    size_t watchEvents = 0;
+    std::thread watch;
+    if (o.watchRate > 0) {
+      // Through the feed's handler, as the watch delivers them: per bound pod
+      // visited, one event that changes it (a label) and two that do not (status).
+      std::vector<json> bound;
+      for (int64_t i = 0; i < 20000 && i < generatedPodCount(params); ++i) bound.push_back(generatePod(params, i));
+      watch = std::thread([&, bound = std::move(bound)]() mutable {
+        auto handler = kube::makePodHandler(state);
+        const auto period = std::chrono::duration<double>(1.0 / o.watchRate);
+        auto due = Clock::now();
+        while (!watchDone.load()) {
+          std::this_thread::sleep_until(due);
+          due += std::chrono::duration_cast<Clock::duration>(period);
+          size_t visit = watchEvents / 3;
+          json& pod = bound[visit % bound.size()];
+          if (watchEvents % 3 == 0) pod["metadata"]["labels"]["placer.io/loadgen-revision"] = std::to_string(visit);
+          handler->upserted(pod);
+          ++watchEvents;
+        }
+      });
+    }
     PhaseResult mutate = runPhase("/mutate", (*server)->port(), ca->certificatePem, payloads, o, uids);
+    watchDone = true;
+    if (watch.joinable()) watch.join();
     report(mutate);
+    if (o.watchRate > 0)
+      std::printf("  watch: %zu pod events applied meanwhile (%.0f/s)\n", watchEvents, double(watchEvents) / mutate.seconds);
     std::string m = metrics.render();
     double assigned = 0;
     for (const char* outcome : {"assigned", "fallback", "skipped", "error"}) {

@@ -314,6 +314,42 @@ TEST(ClusterView, RemovingANodeKeepsTheOthersFindable) {
   EXPECT_TRUE(view.findNode("n4")->podSlots.empty());
 }
 
+// The watch drops pod events that would change nothing without the exclusive
+// lock; anything that would change the view must not be judged so.
+TEST(ClusterView, PodUpsertChangesNothingOnlyForTheSameRecord) {
+  MutableClusterView view;
+  view.upsertNode(makeNode("n1"));
+  const Pod bound = makePod({.name = "a", .node = "n1", .milliCpu = 200, .labels = {{"app", "web"}}});
+  EXPECT_FALSE(view.podUpsertChangesNothing(bound));  // not in the view yet
+  EXPECT_TRUE(view.podUpsertChangesNothing(makePod({.name = "pending", .node = ""})));  // neither counted nor kept
+  view.upsertPod(bound);
+  EXPECT_TRUE(view.podUpsertChangesNothing(bound));  // a status update
+
+  EXPECT_FALSE(view.podUpsertChangesNothing(makePod({.name = "a", .node = "n1", .milliCpu = 300, .labels = {{"app", "web"}}})));
+  EXPECT_FALSE(view.podUpsertChangesNothing(makePod({.name = "a", .node = "n1", .milliCpu = 200, .labels = {{"app", "db"}}})));
+  EXPECT_FALSE(view.podUpsertChangesNothing(makePod({.name = "a", .node = "n1", .milliCpu = 200})));
+  EXPECT_FALSE(view.podUpsertChangesNothing(
+      makePod({.name = "a", .node = "n1", .milliCpu = 200, .hostPorts = {8080}, .labels = {{"app", "web"}}})));
+  EXPECT_FALSE(view.podUpsertChangesNothing(
+      makePod({.name = "a", .node = "n1", .milliCpu = 200, .phase = "Succeeded", .labels = {{"app", "web"}}})));
+
+  // Naming an active reservation releases it: a change.
+  ASSERT_TRUE(view.reserve(makeReservation("r1", "n1", 100)));
+  Pod claiming = bound;
+  claiming.annotations.push_back({std::string(kReservationAnnotation), "r1"});
+  EXPECT_FALSE(view.podUpsertChangesNothing(claiming));
+  view.upsertPod(claiming);
+  EXPECT_EQ(view.reservationCount(), 0u);
+  EXPECT_TRUE(view.podUpsertChangesNothing(claiming));
+
+  // During a resync every listed pod must be marked.
+  view.beginResync(ResyncKind::Pods);
+  EXPECT_FALSE(view.podUpsertChangesNothing(claiming));
+  view.upsertPod(claiming);
+  EXPECT_TRUE(view.podUpsertChangesNothing(claiming));
+  EXPECT_EQ(view.finishResync(ResyncKind::Pods), 0u);
+}
+
 // Decisions read while the watch keeps moving pods: every read sees the
 // total requested cpu unchanged, never a pod half moved.
 TEST(ClusterState, ReadersNeverSeeATornUpdate) {

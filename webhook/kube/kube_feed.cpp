@@ -1,5 +1,10 @@
 #include "webhook/kube/kube_feed.h"
 
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+#include <unordered_set>
 #include <vector>
 
 #include "scoring/model.h"
@@ -12,6 +17,14 @@ namespace {
 using nlohmann::json;
 
 constexpr size_t kListBatch = 256;  // listed objects applied per exclusive lock
+// Watch events are applied in batches: the first event of a batch waits at
+// most kEventWindow for others (or until kEventBatch are queued), then the
+// batch takes the view's exclusive lock once. Each exclusive lock waits for
+// the decisions in flight and holds new ones back, so one per event (a busy
+// cluster sends thousands per second) made admission latency a queue.
+// Placer's own pods are covered by their reservations meanwhile.
+constexpr auto kEventWindow = std::chrono::milliseconds(5);
+constexpr size_t kEventBatch = 1024;
 
 std::string metaString(const json& object, const char* key) {
   auto m = object.find("metadata");
@@ -23,12 +36,21 @@ std::string metaString(const json& object, const char* key) {
 class Handler final : public StateHandler {
  public:
   enum class Kind { Node, Pod };
-  Handler(Kind kind, ClusterState& state) : kind_(kind), state_(state) {}
+  Handler(Kind kind, ClusterState& state) : kind_(kind), state_(state), applier_([this] { applyEvents(); }) {}
+  ~Handler() override {
+    {
+      std::lock_guard lock(mutex_);
+      stopping_ = true;
+    }
+    queued_.notify_all();
+    applier_.join();  // applies what is queued first
+  }
 
   // A list marks the view (ClusterState's resync): whatever the list does
   // not upsert is removed when it finishes. An object that fails to decode is
   // not upserted, so on a relist its stale version leaves the view too.
   void listStarted() override {
+    drainEvents();  // events before the list apply before its resync begins
     pendingNodes_.clear();
     pendingPods_.clear();
     state_.beginResync(resyncKind());
@@ -57,27 +79,27 @@ class Handler final : public StateHandler {
   }
 
   void upserted(const json& object) override {
+    Event event;
     if (kind_ == Kind::Node) {
       auto node = decodeNode(object);
       if (!node) return decodeFailed(object, node.error());
-      state_.upsertNode(std::move(*node));
+      event.node = std::move(*node);
     } else {
       auto pod = decodePod(object);
       if (!pod) return decodeFailed(object, pod.error());
-      state_.upsertPod(*pod);
+      event.key = podKey(*pod);
+      event.pod = std::move(*pod);
     }
+    enqueue(std::move(event));
   }
 
   void deleted(const json& object) override {
-    if (kind_ == Kind::Node) {
-      std::string name = metaString(object, "name");
-      if (name.empty()) return decodeFailed(object, Error{"metadata.name: missing"});
-      state_.removeNode(name);
-    } else {
-      std::string uid = metaString(object, "uid");
-      if (uid.empty()) return decodeFailed(object, Error{"metadata.uid: missing"});
-      state_.removePod(uid);
-    }
+    Event event;
+    event.remove = true;
+    event.key = metaString(object, kind_ == Kind::Node ? "name" : "uid");
+    if (event.key.empty())
+      return decodeFailed(object, Error{kind_ == Kind::Node ? "metadata.name: missing" : "metadata.uid: missing"});
+    enqueue(std::move(event));
   }
 
   uint64_t decodeErrors() const override { return decodeErrors_.load(); }
@@ -107,11 +129,101 @@ class Handler final : public StateHandler {
                 {"count", n}});
   }
 
+  // A watch event, decoded on the watch's thread and applied on the applier's.
+  struct Event {
+    bool remove = false;
+    std::string key;  // pods: podKey (upsert) or uid (remove); nodes: the name (remove)
+    Node node;
+    Pod pod;
+  };
+
+  void enqueue(Event event) {
+    {
+      std::lock_guard lock(mutex_);
+      if (queue_.empty()) firstQueued_ = std::chrono::steady_clock::now();
+      queue_.push_back(std::move(event));
+    }
+    queued_.notify_one();
+  }
+
+  // Returns once every event queued so far is applied.
+  void drainEvents() {
+    std::unique_lock lock(mutex_);
+    ++draining_;
+    queued_.notify_one();
+    applied_.wait(lock, [&] { return queue_.empty() && !applying_; });
+    --draining_;
+  }
+
+  void applyEvents() {
+    std::unique_lock lock(mutex_);
+    for (;;) {
+      queued_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+      if (queue_.empty()) return;  // stopping, nothing left
+      queued_.wait_until(lock, firstQueued_ + kEventWindow,
+                         [&] { return stopping_ || draining_ > 0 || queue_.size() >= kEventBatch; });
+      std::vector<Event> batch = std::move(queue_);
+      queue_.clear();
+      applying_ = true;
+      lock.unlock();
+      apply(batch);
+      lock.lock();
+      applying_ = false;
+      applied_.notify_all();
+    }
+  }
+
+  void apply(std::vector<Event>& batch) {
+    // A pod event that changes nothing (most are status updates) is judged
+    // under the shared lock and dropped; a pod an earlier event of this batch
+    // changes is left to the exclusive pass, in order.
+    std::vector<char> skip(batch.size(), 0);
+    size_t skipped = 0;
+    if (kind_ == Kind::Pod) {
+      state_.inspect([&](const MutableClusterView& view) {
+        std::unordered_set<std::string_view> touched;
+        for (size_t i = 0; i < batch.size(); ++i) {
+          const Event& e = batch[i];
+          if (!e.remove && !touched.contains(e.key) && view.podUpsertChangesNothing(e.pod)) {
+            skip[i] = 1;
+            ++skipped;
+          } else {
+            touched.insert(e.key);
+          }
+        }
+      });
+    }
+    if (skipped == batch.size()) return;
+    state_.update([&](MutableClusterView& view) {
+      for (size_t i = 0; i < batch.size(); ++i) {
+        if (skip[i]) continue;
+        Event& e = batch[i];
+        if (kind_ == Kind::Node) {
+          if (e.remove) view.removeNode(e.key);
+          else view.upsertNode(std::move(e.node));
+        } else {
+          if (e.remove) view.removePod(e.key);
+          else view.upsertPod(e.pod);
+        }
+      }
+    });
+  }
+
   Kind kind_;
   ClusterState& state_;
   std::vector<Node> pendingNodes_;
   std::vector<Pod> pendingPods_;
   std::atomic<uint64_t> decodeErrors_{0};
+
+  std::mutex mutex_;
+  std::condition_variable queued_;   // an event was queued, a drain asked, or stopping
+  std::condition_variable applied_;  // a batch was applied
+  std::vector<Event> queue_;
+  std::chrono::steady_clock::time_point firstQueued_;
+  int draining_ = 0;
+  bool applying_ = false;
+  bool stopping_ = false;
+  std::thread applier_;  // last: starts once the members above exist
 };
 
 }  // namespace
