@@ -143,8 +143,19 @@ uint64_t ClusterView::stripeMask(std::span<const NodeInfo* const> nodes) const {
 }
 
 const NodeInfo* ClusterView::findNode(std::string_view name) const {
-  auto it = nodeIndex_.find(name);
-  return it == nodeIndex_.end() ? nullptr : &nodes_[it->second];
+  uint32_t at = nodeIndex_.position(name);
+  return at == NodeNameIndex::kNotFound ? nullptr : &nodes_[at];
+}
+
+void ClusterView::findNodes(std::span<const std::string_view> names, std::vector<const NodeInfo*>& out) const {
+  out.resize(names.size());
+  uint32_t positions[256];
+  for (size_t base = 0; base < names.size(); base += std::size(positions)) {
+    const size_t count = std::min(std::size(positions), names.size() - base);
+    nodeIndex_.findAll(names.subspan(base, count), std::span<uint32_t>(positions, count));
+    for (size_t i = 0; i < count; ++i)
+      out[base + i] = positions[i] == NodeNameIndex::kNotFound ? nullptr : &nodes_[positions[i]];
+  }
 }
 
 int32_t ClusterView::imageNodeCount(std::string_view normalizedImage) const {
@@ -278,7 +289,6 @@ void MutableClusterView::upsertNode(Node node) {
     info.generation = nodeGeneration_;
     return;
   }
-  uint32_t index = static_cast<uint32_t>(nodes_.size());
   nodes_.emplace_back();
   NodeInfo& info = nodes_.back();
   info.node = std::move(node);
@@ -289,7 +299,7 @@ void MutableClusterView::upsertNode(Node node) {
   } else {
     info.id = nodeIdBound_++;
   }
-  nodeIndex_.emplace(info.node.name, index);
+  nodeIndex_.append(info.node.name);
   indexImages(info);
   indexTaints(info);
   indexLabels(info);
@@ -318,11 +328,8 @@ void MutableClusterView::removeNode(std::string_view nameView) {
   if (orphans.empty()) orphanSlots_.erase(name);
   std::erase_if(reservations_, [&](const auto& entry) { return entry.second.nodeName == name; });
 
-  nodeIndex_.erase(it);
-  if (index + 1 != nodes_.size()) {
-    nodes_[index] = std::move(nodes_.back());
-    nodeIndex_.find(nodes_[index].node.name)->second = index;
-  }
+  nodeIndex_.swapRemove(index);  // moves the last name into `index`, as below
+  if (index + 1 != nodes_.size()) nodes_[index] = std::move(nodes_.back());
   nodes_.pop_back();
 }
 

@@ -37,6 +37,7 @@
 #include <vector>
 
 #include "scoring/model.h"
+#include "scoring/node_name_index.h"
 
 namespace placer {
 
@@ -224,6 +225,9 @@ class ClusterView {
  public:
   std::span<const NodeInfo> nodes() const { return nodes_; }
   const NodeInfo* findNode(std::string_view name) const;
+  // out[i] = findNode(names[i]) for every name (nullptr when unknown), with the
+  // lookups of a block of names overlapped: for requests that name every node.
+  void findNodes(std::span<const std::string_view> names, std::vector<const NodeInfo*>& out) const;
   // How many nodes hold an image (normalised name, as in NodeImage::names); 0 when none.
   int32_t imageNodeCount(std::string_view normalizedImage) const;
   // The id of an image name some node holds (for NodeInfo::imageSize), or StringTable::kNone.
@@ -271,7 +275,7 @@ class ClusterView {
 
  protected:
   std::vector<NodeInfo> nodes_;
-  StringMap<uint32_t> nodeIndex_;
+  NodeNameIndex nodeIndex_;  // name -> position in nodes_
   std::vector<PodRecord> podTable_;  // slots; a free slot has nodeNameId == kNone and an empty name
   std::vector<uint32_t> freePodSlots_;
   StringMap<uint32_t> podByKey_;

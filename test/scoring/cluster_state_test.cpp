@@ -350,6 +350,43 @@ TEST(ClusterView, PodUpsertChangesNothingOnlyForTheSameRecord) {
   EXPECT_EQ(view.finishResync(ResyncKind::Pods), 0u);
 }
 
+// After nodes leave (the last node moving into each hole) and come back, a
+// name finds its own node, pods and reservations still land on it, and the
+// batched lookup agrees with the one-by-one lookup.
+TEST(ClusterView, NodesFoundByNameThroughRemovalsAndReAdds) {
+  MutableClusterView view;
+  for (int i = 0; i < 300; ++i) view.upsertNode(makeNode("node-" + std::to_string(i)));
+  for (int i = 0; i < 300; i += 4) view.removeNode("node-" + std::to_string(i));
+  for (int i = 0; i < 300; i += 20) view.upsertNode(makeNode("node-" + std::to_string(i)));
+  view.upsertPod(makePod({.name = "a", .node = "node-299", .milliCpu = 250}));
+  ASSERT_TRUE(view.reserve(makeReservation("r1", "node-299", 100)));
+  EXPECT_FALSE(view.reserve(makeReservation("r2", "node-4", 100)));  // removed, never back
+
+  std::vector<std::string> names;
+  for (int i = 0; i < 310; ++i) names.push_back("node-" + std::to_string(i));
+  names.push_back("");
+  names.push_back("node-");
+  names.push_back("node-299");
+  std::vector<std::string_view> views(names.begin(), names.end());
+  std::vector<const NodeInfo*> found = {nullptr};  // replaced, not appended to
+  view.findNodes(views, found);
+  ASSERT_EQ(found.size(), names.size());
+  for (size_t i = 0; i < names.size(); ++i) {
+    const NodeInfo* one = view.findNode(names[i]);
+    EXPECT_EQ(found[i], one) << names[i];
+    if (one != nullptr) EXPECT_EQ(one->name(), names[i]);
+    int n = -1;
+    if (names[i].size() > 5) n = std::stoi(names[i].substr(5));
+    const bool present = n >= 0 && n < 300 && (n % 4 != 0 || n % 20 == 0);
+    EXPECT_EQ(one != nullptr, present) << names[i];
+  }
+  EXPECT_EQ(view.findNode("node-299")->requested.milliCpu, 350);
+  view.removeNode("node-1");
+  EXPECT_EQ(view.findNode("node-299")->requested.milliCpu, 350);
+  EXPECT_TRUE(view.release("r1"));
+  EXPECT_EQ(view.findNode("node-299")->requested.milliCpu, 250);
+}
+
 // Decisions read while the watch keeps moving pods: every read sees the
 // total requested cpu unchanged, never a pod half moved.
 TEST(ClusterState, ReadersNeverSeeATornUpdate) {
