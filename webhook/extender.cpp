@@ -1,6 +1,7 @@
 #include "webhook/extender.h"
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <charconv>
 #include <chrono>
@@ -285,16 +286,19 @@ constexpr std::string_view kUnknownNode = "node(s) were not found in placer's cl
 Candidates resolveCandidates(ExtenderArgs& args, const ClusterView& view) {
   Candidates c;
   if (args.cacheCapable) {
-    c.infos.reserve(args.nodeNames.size());
-    c.requestIndex.reserve(args.nodeNames.size());
-    for (size_t i = 0; i < args.nodeNames.size(); ++i) {
-      if (const NodeInfo* info = view.findNode(args.nodeNames[i])) {
-        c.infos.push_back(info);
+    // One batched lookup into c.infos, then the unknown names taken out in place.
+    view.findNodes(args.nodeNames, c.infos);
+    c.requestIndex.reserve(c.infos.size());
+    size_t known = 0;
+    for (size_t i = 0; i < c.infos.size(); ++i) {
+      if (c.infos[i] != nullptr) {
+        c.infos[known++] = c.infos[i];
         c.requestIndex.push_back(static_cast<uint32_t>(i));
       } else {
         c.unknown.push_back(static_cast<uint32_t>(i));
       }
     }
+    c.infos.resize(known);
     return c;
   }
   c.owned.resize(args.nodes.size());
@@ -336,26 +340,82 @@ Candidates resolveCandidates(ExtenderArgs& args, const ClusterView& view) {
 bool viewSynced(const ExtenderContext& context) { return !context.feed || context.feed->synced(); }
 
 // One entry of FailedNodes / FailedAndUnresolvableNodes: the node's reasons
-// joined with ", ", or a fixed text.
+// joined with ", ", or a fixed text. `node` is the name as the request sent it
+// (bytes of the body, read in order, rather than each NodeInfo's own copy).
 struct Failure {
   std::string_view node;
   const std::vector<std::string>* reasons = nullptr;
   std::string_view text;
 };
 
-// A Go map[string]string as encoding/json writes it: keys sorted byte-wise; a
-// key sent twice is written once, with the last value (as assigning it twice would).
-void appendFailureMap(std::string& out, std::vector<Failure>& entries) {
-  std::stable_sort(entries.begin(), entries.end(), [](const Failure& a, const Failure& b) { return a.node < b.node; });
-  out += '{';
-  bool first = true;
-  for (size_t i = 0; i < entries.size(); ++i) {
-    if (i + 1 < entries.size() && entries[i + 1].node == entries[i].node) continue;
-    const Failure& f = entries[i];
-    if (!first) out += ',';
-    first = false;
-    appendJsonString(out, f.node);
-    out += ':';
+bool strictlyIncreasing(const std::vector<Failure>& entries) {
+  for (size_t i = 1; i < entries.size(); ++i)
+    if (!(entries[i - 1].node < entries[i].node)) return false;
+  return true;
+}
+
+// Eight bytes of `name` from `from` on as a big-endian integer, zero-padded:
+// among names that agree before `from`, a smaller key means a smaller name
+// (and equal keys need the names compared).
+uint64_t orderKey(std::string_view name, size_t from) {
+  unsigned char bytes[8] = {};
+  if (from < name.size()) std::memcpy(bytes, name.data() + from, std::min<size_t>(8, name.size() - from));
+  uint64_t word;
+  std::memcpy(&word, bytes, 8);
+  return __builtin_bswap64(word);
+}
+
+// The indexes of `entries` in the order encoding/json writes a map's keys:
+// byte-wise by name, entries of the same name in their order of insertion.
+// Names mostly share a prefix ("ip-10-0-", a pool's name), so they are
+// compared first as integers, by the 16 bytes after the prefix all share.
+struct NameOrder {
+  struct Keyed {
+    uint64_t high;
+    uint64_t low;
+    uint32_t entry;
+  };
+  std::vector<Keyed> keyed;
+
+  explicit NameOrder(const std::vector<Failure>& entries) : keyed(entries.size()) {
+    std::string_view reference = entries.front().node;
+    size_t common = reference.size();
+    for (const Failure& f : entries) {
+      const size_t limit = std::min(common, f.node.size());
+      size_t k = 0;
+      while (k < limit && f.node[k] == reference[k]) ++k;
+      common = k;
+    }
+    for (size_t i = 0; i < entries.size(); ++i)
+      keyed[i] = Keyed{orderKey(entries[i].node, common), orderKey(entries[i].node, common + 8), static_cast<uint32_t>(i)};
+    std::sort(keyed.begin(), keyed.end(), [&](const Keyed& a, const Keyed& b) {
+      if (a.high != b.high) return a.high < b.high;
+      if (a.low != b.low) return a.low < b.low;
+      if (int c = entries[a.entry].node.compare(entries[b.entry].node); c != 0) return c < 0;
+      return a.entry < b.entry;
+    });
+  }
+  // Whether sorted entries i and i + 1 have the same name.
+  bool sameName(const std::vector<Failure>& entries, size_t i) const {
+    const Keyed& a = keyed[i];
+    const Keyed& b = keyed[i + 1];
+    return a.high == b.high && a.low == b.low && entries[a.entry].node == entries[b.entry].node;
+  }
+};
+
+// The JSON string of a failure's value, written once per distinct value: the
+// engine shares one reason list among the nodes rejected alike, so later
+// entries copy the bytes written for the first (a few values cover most).
+class FailureValues {
+ public:
+  void append(std::string& out, const Failure& f) {
+    for (const Written& w : written_) {
+      if (w.length != 0 && w.reasons == f.reasons && w.text.data() == f.text.data() && w.text.size() == f.text.size()) {
+        out.append(out, w.offset, w.length);
+        return;
+      }
+    }
+    const size_t offset = out.size();
     if (f.reasons == nullptr) {
       appendJsonString(out, f.text);
     } else if (f.reasons->size() == 1) {
@@ -368,6 +428,43 @@ void appendFailureMap(std::string& out, std::vector<Failure>& entries) {
       }
       appendJsonString(out, joined);
     }
+    written_[next_++ % written_.size()] = Written{f.reasons, f.text, offset, out.size() - offset};
+  }
+
+ private:
+  struct Written {
+    const std::vector<std::string>* reasons = nullptr;
+    std::string_view text;
+    size_t offset = 0;
+    size_t length = 0;  // 0: unused
+  };
+  std::array<Written, 8> written_{};
+  size_t next_ = 0;
+};
+
+// A Go map[string]string as encoding/json writes it: keys sorted byte-wise; a
+// key sent twice is written once, with the last value (as assigning it twice
+// would). Requests usually name nodes in one order throughout, so entries that
+// arrive already sorted, without repeats, are written as they are.
+void appendFailureMap(std::string& out, const std::vector<Failure>& entries) {
+  out += '{';
+  FailureValues values;
+  auto write = [&](const Failure& f, bool first) {
+    if (!first) out += ',';
+    appendJsonString(out, f.node);
+    out += ':';
+    values.append(out, f);
+  };
+  if (strictlyIncreasing(entries)) {
+    for (size_t i = 0; i < entries.size(); ++i) write(entries[i], i == 0);
+  } else {
+    const NameOrder order(entries);
+    bool first = true;
+    for (size_t i = 0; i < order.keyed.size(); ++i) {
+      if (i + 1 < order.keyed.size() && order.sameName(entries, i)) continue;  // the last one counts
+      write(entries[order.keyed[i].entry], first);
+      first = false;
+    }
   }
   out += '}';
 }
@@ -375,7 +472,8 @@ void appendFailureMap(std::string& out, std::vector<Failure>& entries) {
 // ExtenderFilterResult: exactly one of `echoedNodes` (a NodeList of the nodes as
 // sent) and `nodeNames` is non-null, or neither after an error.
 std::string filterResult(const std::vector<std::string_view>* echoedNodes, const std::vector<std::string_view>* nodeNames,
-                         std::vector<Failure>& failed, std::vector<Failure>& unresolvable, std::string_view error) {
+                         const std::vector<Failure>& failed, const std::vector<Failure>& unresolvable,
+                         std::string_view error) {
   size_t size = 128 + error.size();
   if (echoedNodes)
     for (std::string_view n : *echoedNodes) size += n.size() + 1;
@@ -423,6 +521,36 @@ std::string filterResult(const std::vector<std::string_view>* echoedNodes, const
   return out;
 }
 
+// One HostPriority, {"Host":"<name>","Score":<n>}: for the usual short name
+// without escapes and a score of one or two digits, built on the stack and
+// appended at once.
+constexpr std::string_view kHostPrefix = "{\"Host\":\"";
+constexpr std::string_view kScoreInfix = "\",\"Score\":";
+constexpr size_t kHostPriorityFixedBytes = kHostPrefix.size() + kScoreInfix.size() + 1;  // + '}'
+
+void appendHostPriority(std::string& out, std::string_view host, int64_t score) {
+  char entry[160];
+  if (host.size() <= 128 && score >= 0 && score < 100 && plainJsonString(host)) {
+    char* p = entry;
+    std::memcpy(p, kHostPrefix.data(), kHostPrefix.size());
+    p += kHostPrefix.size();
+    std::memcpy(p, host.data(), host.size());
+    p += host.size();
+    std::memcpy(p, kScoreInfix.data(), kScoreInfix.size());
+    p += kScoreInfix.size();
+    if (score >= 10) *p++ = static_cast<char>('0' + score / 10);
+    *p++ = static_cast<char>('0' + score % 10);
+    *p++ = '}';
+    out.append(entry, static_cast<size_t>(p - entry));
+    return;
+  }
+  out += "{\"Host\":";
+  appendJsonString(out, host);
+  out += ",\"Score\":";
+  appendJsonInt(out, score);
+  out += '}';
+}
+
 HttpResponse filterError(std::string_view message) {
   std::vector<Failure> none;
   return HttpResponse::json(200, filterResult(nullptr, nullptr, none, none, message));
@@ -443,27 +571,34 @@ HttpResponse extenderFilter(const ExtenderContext& context, std::string_view bod
     Decision d = context.engine->evaluate(args.pod, view, c.infos, onlyOne ? Detail::Totals : Detail::FilterOnly);
     if (d.failure) return filterError(d.unschedulableMessage());
 
+    // Outcomes follow the candidates, candidates the request: every list below
+    // is in the request's order, and names are the request's own bytes.
+    auto requestName = [&](uint32_t at) -> std::string_view {
+      return args.cacheCapable ? args.nodeNames[at] : std::string_view(c.owned[at].name());
+    };
+    const size_t rejected = d.nodes.size() - std::min(d.nodes.size(), d.feasibleCount);
     std::vector<Failure> failed;
     std::vector<Failure> unresolvable;
-    unresolvable.reserve(c.unknown.size());
+    failed.reserve(onlyOne ? d.nodes.size() : rejected);
+    unresolvable.reserve(c.unknown.size() + rejected);
     for (uint32_t i : c.unknown) unresolvable.push_back(Failure{args.nodeNames[i], nullptr, kUnknownNode});
     std::string notChosen;
     if (onlyOne && d.selected != nullptr) notChosen = "node(s) were not placer's choice (" + d.selected->name() + ")";
-    std::vector<std::string_view> passing;  // in the request's order (outcomes follow the candidates')
+    std::vector<std::string_view> passing;
     passing.reserve(d.feasibleCount);
     for (size_t i = 0; i < d.nodes.size(); ++i) {
       const NodeOutcome& o = d.nodes[i];
+      const uint32_t at = c.requestIndex[i];
       if (o.code == Code::Success) {
         if (onlyOne && o.node != d.selected) {
-          failed.push_back(Failure{o.node->name(), nullptr, notChosen});
+          failed.push_back(Failure{requestName(at), nullptr, notChosen});
           continue;
         }
-        uint32_t at = c.requestIndex[i];
         passing.push_back(args.cacheCapable ? args.nodeNames[at] : args.nodeBytes[at]);
       } else {
         const std::vector<std::string>& reasons = o.reasons;  // the list itself, not a copy
         (o.code == Code::UnschedulableAndUnresolvable ? unresolvable : failed)
-            .push_back(Failure{o.node->name(), &reasons, {}});
+            .push_back(Failure{requestName(at), &reasons, {}});
       }
     }
     if (args.cacheCapable)
@@ -481,30 +616,30 @@ HttpResponse extenderPrioritize(const ExtenderContext& context, std::string_view
     Candidates c = resolveCandidates(args, view);
     Decision d = context.engine->evaluate(args.pod, view, c.infos, Detail::Totals);
     const size_t count = args.cacheCapable ? args.nodeNames.size() : args.nodes.size();
-    std::vector<int64_t> scores(count, 0);
-    if (!d.failure) {
-      int64_t best = 0;
+    auto hostName = [&](size_t i) -> std::string_view {
+      return args.cacheCapable ? args.nodeNames[i] : std::string_view(c.owned[i].name());
+    };
+    int64_t best = 0;
+    if (!d.failure)
       for (const NodeOutcome& o : d.nodes)
         if (o.code == Code::Success) best = std::max(best, o.total);
-      for (size_t i = 0; i < d.nodes.size(); ++i) {
-        const NodeOutcome& o = d.nodes[i];
-        if (o.code == Code::Success && best > 0) scores[c.requestIndex[i]] = o.total * 10 / best;
-      }
-    }
+    // Request index i's score: candidates are the request's nodes in order,
+    // less the unknown ones (score 0), so one cursor walks both.
+    auto score = [&, candidate = size_t{0}](size_t i) mutable -> int64_t {
+      if (candidate >= d.nodes.size() || c.requestIndex[candidate] != i) return 0;
+      const NodeOutcome& o = d.nodes[candidate++];
+      return !d.failure && o.code == Code::Success && best > 0 ? o.total * 10 / best : 0;
+    };
     // HostPriorityList: [{"Host":...,"Score":...}], in the request's order.
+    // Room for two-digit scores (0..10): the answer never grows unless a name needs escapes.
     std::string out;
     size_t size = 2;
-    for (size_t i = 0; i < count; ++i)
-      size += (args.cacheCapable ? args.nodeNames[i].size() : c.owned[i].name().size()) + 24;
+    for (size_t i = 0; i < count; ++i) size += kHostPriorityFixedBytes + hostName(i).size() + 2 + 1;
     out.reserve(size);
     out += '[';
     for (size_t i = 0; i < count; ++i) {
       if (i) out += ',';
-      out += "{\"Host\":";
-      appendJsonString(out, args.cacheCapable ? args.nodeNames[i] : std::string_view(c.owned[i].name()));
-      out += ",\"Score\":";
-      appendJsonInt(out, scores[i]);
-      out += '}';
+      appendHostPriority(out, hostName(i), score(i));
     }
     out += ']';
     return HttpResponse::json(200, std::move(out));

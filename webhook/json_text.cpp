@@ -2,6 +2,8 @@
 
 #include <array>
 #include <charconv>
+#include <cstdint>
+#include <cstring>
 
 namespace placer {
 namespace {
@@ -38,15 +40,47 @@ constexpr auto kPlain = [] {
 
 bool plain(unsigned char c) { return kPlain[c]; }
 
+// Whether none of 8 bytes needs escaping (all printable ASCII, no quote or
+// backslash), tested on the word at once. Each term is the classic "has a
+// byte less than n" / "has a zero byte" test: exact as a yes/no.
+bool plainWord(uint64_t w) {
+  constexpr uint64_t kOnes = 0x0101010101010101ull;
+  constexpr uint64_t kHigh = 0x8080808080808080ull;
+  auto hasZeroByte = [](uint64_t v) { return (v - kOnes) & ~v & kHigh; };
+  const uint64_t control = (w - kOnes * 0x20) & ~w & kHigh;
+  return ((w & kHigh) | control | hasZeroByte(w ^ (kOnes * '"')) | hasZeroByte(w ^ (kOnes * '\\'))) == 0;
+}
+
+// The end of the run of plain bytes starting at `from`: 8 bytes at a time,
+// then byte by byte.
+size_t plainRunEnd(std::string_view text, size_t from) {
+  size_t i = from;
+  for (; i + 8 <= text.size(); i += 8) {
+    uint64_t w;
+    std::memcpy(&w, text.data() + i, 8);
+    if (!plainWord(w)) break;
+  }
+  const unsigned char* bytes = reinterpret_cast<const unsigned char*>(text.data());
+  while (i < text.size() && plain(bytes[i])) ++i;
+  return i;
+}
+
 }  // namespace
 
+bool plainJsonString(std::string_view text) { return plainRunEnd(text, 0) == text.size(); }
+
 void appendJsonString(std::string& out, std::string_view text) {
+  size_t i = plainRunEnd(text, 0);
+  if (i == text.size()) {  // the usual name or reason: nothing to escape
+    out += '"';
+    out.append(text);
+    out += '"';
+    return;
+  }
   out += '"';
-  size_t i = 0;
+  out.append(text.data(), i);
   while (i < text.size()) {
-    size_t run = i;
-    const unsigned char* bytes = reinterpret_cast<const unsigned char*>(text.data());
-    while (run < text.size() && plain(bytes[run])) ++run;
+    size_t run = plainRunEnd(text, i);
     out.append(text.data() + i, run - i);
     i = run;
     if (i >= text.size()) break;

@@ -4,6 +4,8 @@
 // server, and preempt in both shapes.
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <random>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -184,6 +186,74 @@ TEST_F(ExtenderTest, AnswersAreValidJsonWhateverTheNamesAndInGoMapOrder) {
   ASSERT_EQ(prioritized.size(), 7u);
   EXPECT_EQ(prioritized[1]["Host"], "gh\"ost");
   EXPECT_EQ(prioritized[5]["Host"], "caf\xc3\xa9");
+}
+
+// Many names of the shapes clusters use (a shared pool prefix, long cloud
+// names that differ only near the end, names that are prefixes of others,
+// the empty name, a NUL, non-ASCII), known and unknown, in any order and sent
+// twice: each failure map is every failing name once, sorted byte-wise as
+// encoding/json sorts map keys. Sent already sorted, the same answer.
+TEST_F(ExtenderTest, FailureMapsAreInGoMapOrderForManyNamesInAnyOrder) {
+  ClusterState state;
+  std::vector<std::string> known;
+  std::vector<std::string> unknown = {"", "n", "n1", "n10", std::string("n1\0", 3), "caf\xc3\xa9", "zz", "Z"};
+  for (int i = 0; i < 60; ++i) {
+    char name[96];
+    std::snprintf(name, sizeof name, "pool-%c-%05d", "ab"[i % 2], i * 7);
+    known.push_back(name);
+    std::snprintf(name, sizeof name, "ip-10-0-%d-%d.eu-west-1.compute.internal", i % 3, i);
+    known.push_back(name);
+    unknown.push_back(std::string(name) + "x");
+    std::snprintf(name, sizeof name, "pool-%c-%05d", "ab"[i % 2], i * 7 + 1);
+    unknown.push_back(name);
+  }
+  std::map<std::string, std::string> failed;
+  std::map<std::string, std::string> unresolvable;
+  for (size_t i = 0; i < known.size(); ++i) {
+    // Every third node has room (passes), the others are full (FailedNodes)
+    // or too small for the pod at all (unresolvable).
+    const char* cpu = i % 3 == 0 ? "8" : i % 3 == 1 ? "4" : "1";
+    state.upsertNode(*decodeNode(nodeJson(known[i], cpu)));
+    if (i % 3 == 1) {
+      state.upsertPod(*decodePod(podJson("filler-" + std::to_string(i), "3", known[i], "u-" + std::to_string(i))));
+      failed[known[i]] = "Insufficient cpu";
+    } else if (i % 3 == 2) {
+      unresolvable[known[i]] = "Insufficient cpu";
+    }
+  }
+  for (const std::string& name : unknown) unresolvable[name] = "node(s) were not found in placer's cluster view";
+  ExtenderContext context = context_;
+  context.state = &state;
+
+  std::vector<std::string> shuffled = known;
+  shuffled.insert(shuffled.end(), unknown.begin(), unknown.end());
+  shuffled.insert(shuffled.end(), known.begin(), known.begin() + 10);     // sent twice
+  shuffled.insert(shuffled.end(), unknown.begin(), unknown.begin() + 5);  // sent twice
+  std::mt19937 sequence(11);  // fixed: the same order every run
+  for (size_t i = shuffled.size() - 1; i > 0; --i) std::swap(shuffled[i], shuffled[sequence() % (i + 1)]);
+  std::vector<std::string> sorted = known;
+  sorted.insert(sorted.end(), unknown.begin(), unknown.end());
+  std::sort(sorted.begin(), sorted.end());
+
+  using Ordered = nlohmann::ordered_json;
+  auto entries = [](const std::map<std::string, std::string>& m) {
+    return std::vector<std::pair<std::string, std::string>>(m.begin(), m.end());
+  };
+  for (const auto* names : {&shuffled, &sorted}) {
+    json args = {{"Pod", podJson("web", "2")}, {"NodeNames", *names}};
+    HttpResponse r = extenderFilter(context, args.dump(), false);
+    ASSERT_EQ(r.status, 200) << r.body;
+    Ordered result = Ordered::parse(r.body);
+    std::vector<std::pair<std::string, std::string>> gotFailed;
+    for (auto it = result["FailedNodes"].begin(); it != result["FailedNodes"].end(); ++it)
+      gotFailed.emplace_back(it.key(), it.value().get<std::string>());
+    std::vector<std::pair<std::string, std::string>> gotUnresolvable;
+    for (auto it = result["FailedAndUnresolvableNodes"].begin(); it != result["FailedAndUnresolvableNodes"].end(); ++it)
+      gotUnresolvable.emplace_back(it.key(), it.value().get<std::string>());
+    EXPECT_EQ(gotFailed, entries(failed)) << (names == &sorted ? "sorted" : "shuffled");
+    EXPECT_EQ(gotUnresolvable, entries(unresolvable)) << (names == &sorted ? "sorted" : "shuffled");
+    EXPECT_EQ(result["NodeNames"].size(), (names == &sorted ? 40u : 44u));  // passing, in the request's order
+  }
 }
 
 TEST_F(ExtenderTest, FullNodesWithImagesScoreAsTheViewsNodes) {
