@@ -228,6 +228,12 @@ class ClusterView {
   // out[i] = findNode(names[i]) for every name (nullptr when unknown), with the
   // lookups of a block of names overlapped: for requests that name every node.
   void findNodes(std::span<const std::string_view> names, std::vector<const NodeInfo*>& out) const;
+  // The place of a node's name among the view's node names sorted byte-wise
+  // (0 .. nodes().size() - 1): nodes ordered by it are ordered by name. Only
+  // for the view's own nodes (holds(node)).
+  uint32_t nameRank(const NodeInfo& node) const {
+    return nodeIndex_.rank(static_cast<uint32_t>(&node - nodes_.data()));
+  }
   // How many nodes hold an image (normalised name, as in NodeImage::names); 0 when none.
   int32_t imageNodeCount(std::string_view normalizedImage) const;
   // The id of an image name some node holds (for NodeInfo::imageSize), or StringTable::kNone.

@@ -134,6 +134,18 @@ void NodeNameIndex::append(std::string_view name) {
   const auto position = static_cast<uint32_t>(names_.size());
   names_.push_back(ref);
   place(Slot{static_cast<uint32_t>(hash(this->name(position))), position});
+
+  const std::string_view stored = this->name(position);
+  auto at = std::lower_bound(byName_.begin(), byName_.end(), stored,
+                             [&](uint32_t p, std::string_view n) { return this->name(p) < n; });
+  const size_t rank = static_cast<size_t>(at - byName_.begin());
+  byName_.insert(at, position);
+  ranks_.push_back(0);
+  renumberRanks(rank);
+}
+
+void NodeNameIndex::renumberRanks(size_t from) {
+  for (size_t r = from; r < byName_.size(); ++r) ranks_[byName_[r]] = static_cast<uint32_t>(r);
 }
 
 size_t NodeNameIndex::slotOf(uint32_t position) const {
@@ -164,11 +176,17 @@ void NodeNameIndex::swapRemove(uint32_t position) {
   const auto last = static_cast<uint32_t>(names_.size() - 1);
   erase(slotOf(position));
   arenaGarbage_ += names_[position].length;
+  const uint32_t rank = ranks_[position];
+  byName_.erase(byName_.begin() + rank);
+  renumberRanks(rank);
   if (position != last) {
     slots_[slotOf(last)].position = position;
     names_[position] = names_[last];
+    ranks_[position] = ranks_[last];
+    byName_[ranks_[position]] = position;
   }
   names_.pop_back();
+  ranks_.pop_back();
   if (names_.empty()) {
     arena_.clear();
     arenaGarbage_ = 0;

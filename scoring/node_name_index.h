@@ -15,6 +15,11 @@
 // vector: append adds at the end, swapRemove moves the last entry into the
 // removed one's position, as ClusterView does with its nodes.
 //
+// The index also keeps each name's rank in byte-wise order, so that answers
+// listing nodes sorted by name (the extender's failure maps, written as Go
+// writes a map) order thousands of them without comparing a string. Keeping
+// ranks costs O(size) per append or removal: node churn is rare.
+//
 // Thread-safety: none of its own; the view's lock covers it (const members
 // from any number of readers, mutations exclusive).
 
@@ -42,6 +47,8 @@ class NodeNameIndex {
   void swapRemove(uint32_t position);
 
   size_t size() const { return names_.size(); }
+  // The place of the name at `position` among all names sorted byte-wise (0: first).
+  uint32_t rank(uint32_t position) const { return ranks_[position]; }
   std::string_view name(uint32_t position) const {
     const NameRef& ref = names_[position];
     return std::string_view(arena_.data() + ref.offset, ref.length);
@@ -93,9 +100,12 @@ class NodeNameIndex {
   void erase(size_t slotIndex);
   void grow(size_t capacity);
   void compactArena();
+  void renumberRanks(size_t from);
 
   std::vector<Slot> slots_;      // a power of two long, or empty
   std::vector<NameRef> names_;   // by position
+  std::vector<uint32_t> byName_; // positions, sorted byte-wise by name
+  std::vector<uint32_t> ranks_;  // by position: the index of the position in byName_
   std::string arena_;            // names, back to back; removed ones stay until compactArena
   size_t arenaGarbage_ = 0;      // bytes of removed names in arena_
 };

@@ -91,10 +91,70 @@ std::string where(std::string_view what, size_t index) {
   return out;
 }
 
+bool jsonSpace(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
+
+// The first '"' or '\\' in [p, end), or end: 8 bytes at a time.
+const char* quoteOrBackslash(const char* p, const char* end) {
+  constexpr uint64_t kOnes = 0x0101010101010101ull;
+  constexpr uint64_t kHigh = 0x8080808080808080ull;
+  auto hasZeroByte = [](uint64_t v) { return (v - kOnes) & ~v & kHigh; };
+  for (; p + 8 <= end; p += 8) {
+    uint64_t w;
+    std::memcpy(&w, p, 8);
+    if ((hasZeroByte(w ^ (kOnes * '"')) | hasZeroByte(w ^ (kOnes * '\\'))) != 0) break;
+  }
+  while (p < end && *p != '"' && *p != '\\') ++p;
+  return p;
+}
+
+// The usual NodeNames: an array of strings without escapes, each viewed in
+// place, in one pass over the bytes. False (names cleared) for anything else,
+// which the general path then reads or rejects with its own message.
+bool plainNodeNames(std::string_view bytes, std::vector<std::string_view>& names) {
+  const char* p = bytes.data();
+  const char* const end = p + bytes.size();
+  auto skipSpace = [&] {
+    while (p < end && jsonSpace(*p)) ++p;
+  };
+  auto giveUp = [&] {
+    names.clear();
+    return false;
+  };
+  skipSpace();
+  if (p == end || *p != '[') return giveUp();
+  ++p;
+  skipSpace();
+  if (p < end && *p == ']') {
+    ++p;
+    skipSpace();
+    return p == end || giveUp();
+  }
+  names.reserve(bytes.size() / 16);
+  while (true) {
+    skipSpace();
+    if (p == end || *p != '"') return giveUp();
+    const char* start = ++p;
+    p = quoteOrBackslash(p, end);
+    if (p == end || *p != '"') return giveUp();  // unterminated, or an escape
+    names.emplace_back(start, static_cast<size_t>(p - start));
+    ++p;
+    skipSpace();
+    if (p == end) return giveUp();
+    if (*p == ']') {
+      ++p;
+      skipSpace();
+      return p == end || giveUp();
+    }
+    if (*p != ',') return giveUp();
+    ++p;
+  }
+}
+
 // NodeNames: an array of strings, viewed in place (node names have no escapes;
 // the rare string that does is unescaped into `escaped`).
 Outcome decodeNodeNames(std::string_view bytes, std::vector<std::string_view>& names,
                         std::deque<std::string>& escaped) {
+  if (plainNodeNames(bytes, names)) return {};
   auto elements = kube::rawArrayElements(bytes);
   if (!elements) return Error{"ExtenderArgs.NodeNames: " + elements.error().message};
   names.reserve(elements->size());
@@ -341,18 +401,17 @@ bool viewSynced(const ExtenderContext& context) { return !context.feed || contex
 
 // One entry of FailedNodes / FailedAndUnresolvableNodes: the node's reasons
 // joined with ", ", or a fixed text. `node` is the name as the request sent it
-// (bytes of the body, read in order, rather than each NodeInfo's own copy).
+// (bytes of the body, read in order, rather than each NodeInfo's own copy);
+// `rank` is the view node's ClusterView::nameRank, kUnranked for a name the
+// view does not hold (or a node of a full NodeList).
+constexpr uint32_t kUnranked = UINT32_MAX;
+
 struct Failure {
   std::string_view node;
   const std::vector<std::string>* reasons = nullptr;
   std::string_view text;
+  uint32_t rank = kUnranked;
 };
-
-bool strictlyIncreasing(const std::vector<Failure>& entries) {
-  for (size_t i = 1; i < entries.size(); ++i)
-    if (!(entries[i - 1].node < entries[i].node)) return false;
-  return true;
-}
 
 // Eight bytes of `name` from `from` on as a big-endian integer, zero-padded:
 // among names that agree before `from`, a smaller key means a smaller name
@@ -365,43 +424,82 @@ uint64_t orderKey(std::string_view name, size_t from) {
   return __builtin_bswap64(word);
 }
 
-// The indexes of `entries` in the order encoding/json writes a map's keys:
-// byte-wise by name, entries of the same name in their order of insertion.
-// Names mostly share a prefix ("ip-10-0-", a pool's name), so they are
-// compared first as integers, by the 16 bytes after the prefix all share.
-struct NameOrder {
+// Entries `subset` of `entries` sorted byte-wise by name, entries of the same
+// name in their order of insertion. Names mostly share a prefix ("ip-10-0-",
+// a pool's name), so they are compared first as integers, by the 16 bytes
+// after the prefix all of them share.
+std::vector<uint32_t> sortByName(const std::vector<Failure>& entries, const std::vector<uint32_t>& subset) {
+  if (subset.empty()) return {};
   struct Keyed {
     uint64_t high;
     uint64_t low;
     uint32_t entry;
   };
-  std::vector<Keyed> keyed;
+  std::string_view reference = entries[subset.front()].node;
+  size_t common = reference.size();
+  for (uint32_t e : subset) {
+    std::string_view name = entries[e].node;
+    const size_t limit = std::min(common, name.size());
+    size_t k = 0;
+    while (k < limit && name[k] == reference[k]) ++k;
+    common = k;
+  }
+  std::vector<Keyed> keyed(subset.size());
+  for (size_t i = 0; i < subset.size(); ++i) {
+    std::string_view name = entries[subset[i]].node;
+    keyed[i] = Keyed{orderKey(name, common), orderKey(name, common + 8), subset[i]};
+  }
+  std::sort(keyed.begin(), keyed.end(), [&](const Keyed& a, const Keyed& b) {
+    if (a.high != b.high) return a.high < b.high;
+    if (a.low != b.low) return a.low < b.low;
+    if (int c = entries[a.entry].node.compare(entries[b.entry].node); c != 0) return c < 0;
+    return a.entry < b.entry;
+  });
+  std::vector<uint32_t> sorted(keyed.size());
+  for (size_t i = 0; i < keyed.size(); ++i) sorted[i] = keyed[i].entry;
+  return sorted;
+}
 
-  explicit NameOrder(const std::vector<Failure>& entries) : keyed(entries.size()) {
-    std::string_view reference = entries.front().node;
-    size_t common = reference.size();
-    for (const Failure& f : entries) {
-      const size_t limit = std::min(common, f.node.size());
-      size_t k = 0;
-      while (k < limit && f.node[k] == reference[k]) ++k;
-      common = k;
+// The entries a Go map[string]string would hold, in the order encoding/json
+// writes them: keys sorted byte-wise, and of a key assigned more than once the
+// last value. Ranked entries are placed by rank (a bucket per rank, the later
+// entry overwriting), with no string compared; the rest, normally none, are
+// sorted by name and merged in.
+std::vector<uint32_t> goMapOrder(const std::vector<Failure>& entries, size_t rankBound) {
+  std::vector<uint32_t> byRank;
+  std::vector<uint32_t> unranked;
+  for (size_t i = 0; i < entries.size(); ++i) {
+    const uint32_t rank = entries[i].rank;
+    if (rank == kUnranked) {
+      unranked.push_back(static_cast<uint32_t>(i));
+      continue;
     }
-    for (size_t i = 0; i < entries.size(); ++i)
-      keyed[i] = Keyed{orderKey(entries[i].node, common), orderKey(entries[i].node, common + 8), static_cast<uint32_t>(i)};
-    std::sort(keyed.begin(), keyed.end(), [&](const Keyed& a, const Keyed& b) {
-      if (a.high != b.high) return a.high < b.high;
-      if (a.low != b.low) return a.low < b.low;
-      if (int c = entries[a.entry].node.compare(entries[b.entry].node); c != 0) return c < 0;
-      return a.entry < b.entry;
-    });
+    if (byRank.empty()) byRank.assign(rankBound, kUnranked);
+    byRank[rank] = static_cast<uint32_t>(i);
   }
-  // Whether sorted entries i and i + 1 have the same name.
-  bool sameName(const std::vector<Failure>& entries, size_t i) const {
-    const Keyed& a = keyed[i];
-    const Keyed& b = keyed[i + 1];
-    return a.high == b.high && a.low == b.low && entries[a.entry].node == entries[b.entry].node;
+  std::vector<uint32_t> others = sortByName(entries, unranked);
+  size_t kept = 0;
+  for (size_t i = 0; i < others.size(); ++i)
+    if (i + 1 == others.size() || entries[others[i + 1]].node != entries[others[i]].node) others[kept++] = others[i];
+  others.resize(kept);
+
+  std::vector<uint32_t> order;
+  order.reserve(entries.size());
+  size_t next = 0;  // into others
+  for (uint32_t e : byRank) {
+    if (e == kUnranked) continue;
+    for (; next < others.size() && entries[others[next]].node <= entries[e].node; ++next) {
+      if (entries[others[next]].node == entries[e].node) {  // one name both ways: the later entry
+        e = std::max(e, others[next]);
+        continue;
+      }
+      order.push_back(others[next]);
+    }
+    order.push_back(e);
   }
-};
+  order.insert(order.end(), others.begin() + static_cast<std::ptrdiff_t>(next), others.end());
+  return order;
+}
 
 // The JSON string of a failure's value, written once per distinct value: the
 // engine shares one reason list among the nodes rejected alike, so later
@@ -442,29 +540,18 @@ class FailureValues {
   size_t next_ = 0;
 };
 
-// A Go map[string]string as encoding/json writes it: keys sorted byte-wise; a
-// key sent twice is written once, with the last value (as assigning it twice
-// would). Requests usually name nodes in one order throughout, so entries that
-// arrive already sorted, without repeats, are written as they are.
-void appendFailureMap(std::string& out, const std::vector<Failure>& entries) {
+// A Go map[string]string as encoding/json writes it (see goMapOrder). `rankBound`
+// is one more than the largest rank an entry may carry.
+void appendFailureMap(std::string& out, const std::vector<Failure>& entries, size_t rankBound) {
   out += '{';
   FailureValues values;
-  auto write = [&](const Failure& f, bool first) {
+  bool first = true;
+  for (uint32_t e : goMapOrder(entries, rankBound)) {
     if (!first) out += ',';
-    appendJsonString(out, f.node);
+    first = false;
+    appendJsonString(out, entries[e].node);
     out += ':';
-    values.append(out, f);
-  };
-  if (strictlyIncreasing(entries)) {
-    for (size_t i = 0; i < entries.size(); ++i) write(entries[i], i == 0);
-  } else {
-    const NameOrder order(entries);
-    bool first = true;
-    for (size_t i = 0; i < order.keyed.size(); ++i) {
-      if (i + 1 < order.keyed.size() && order.sameName(entries, i)) continue;  // the last one counts
-      write(entries[order.keyed[i].entry], first);
-      first = false;
-    }
+    values.append(out, entries[e]);
   }
   out += '}';
 }
@@ -473,7 +560,7 @@ void appendFailureMap(std::string& out, const std::vector<Failure>& entries) {
 // sent) and `nodeNames` is non-null, or neither after an error.
 std::string filterResult(const std::vector<std::string_view>* echoedNodes, const std::vector<std::string_view>* nodeNames,
                          const std::vector<Failure>& failed, const std::vector<Failure>& unresolvable,
-                         std::string_view error) {
+                         std::string_view error, size_t rankBound = 0) {
   size_t size = 128 + error.size();
   if (echoedNodes)
     for (std::string_view n : *echoedNodes) size += n.size() + 1;
@@ -512,9 +599,9 @@ std::string filterResult(const std::vector<std::string_view>* echoedNodes, const
     out += "null";
   }
   out += ",\"FailedNodes\":";
-  appendFailureMap(out, failed);
+  appendFailureMap(out, failed, rankBound);
   out += ",\"FailedAndUnresolvableNodes\":";
-  appendFailureMap(out, unresolvable);
+  appendFailureMap(out, unresolvable, rankBound);
   out += ",\"Error\":";
   appendJsonString(out, error);
   out += '}';
@@ -576,6 +663,8 @@ HttpResponse extenderFilter(const ExtenderContext& context, std::string_view bod
     auto requestName = [&](uint32_t at) -> std::string_view {
       return args.cacheCapable ? args.nodeNames[at] : std::string_view(c.owned[at].name());
     };
+    // View nodes (NodeNames) carry their name's rank, which orders the failure maps.
+    auto rank = [&](const NodeInfo& node) { return args.cacheCapable ? view.nameRank(node) : kUnranked; };
     const size_t rejected = d.nodes.size() - std::min(d.nodes.size(), d.feasibleCount);
     std::vector<Failure> failed;
     std::vector<Failure> unresolvable;
@@ -591,18 +680,18 @@ HttpResponse extenderFilter(const ExtenderContext& context, std::string_view bod
       const uint32_t at = c.requestIndex[i];
       if (o.code == Code::Success) {
         if (onlyOne && o.node != d.selected) {
-          failed.push_back(Failure{requestName(at), nullptr, notChosen});
+          failed.push_back(Failure{requestName(at), nullptr, notChosen, rank(*o.node)});
           continue;
         }
         passing.push_back(args.cacheCapable ? args.nodeNames[at] : args.nodeBytes[at]);
       } else {
         const std::vector<std::string>& reasons = o.reasons;  // the list itself, not a copy
         (o.code == Code::UnschedulableAndUnresolvable ? unresolvable : failed)
-            .push_back(Failure{requestName(at), &reasons, {}});
+            .push_back(Failure{requestName(at), &reasons, {}, rank(*o.node)});
       }
     }
     if (args.cacheCapable)
-      return HttpResponse::json(200, filterResult(nullptr, &passing, failed, unresolvable, ""));
+      return HttpResponse::json(200, filterResult(nullptr, &passing, failed, unresolvable, "", view.nodes().size()));
     return HttpResponse::json(200, filterResult(&passing, nullptr, failed, unresolvable, ""));
   });
 }

@@ -352,7 +352,7 @@ TEST(ClusterView, PodUpsertChangesNothingOnlyForTheSameRecord) {
 
 // After nodes leave (the last node moving into each hole) and come back, a
 // name finds its own node, pods and reservations still land on it, and the
-// batched lookup agrees with the one-by-one lookup.
+// batched lookup agrees with the one-by-one lookup; ranks sort nodes by name.
 TEST(ClusterView, NodesFoundByNameThroughRemovalsAndReAdds) {
   MutableClusterView view;
   for (int i = 0; i < 300; ++i) view.upsertNode(makeNode("node-" + std::to_string(i)));
@@ -380,6 +380,14 @@ TEST(ClusterView, NodesFoundByNameThroughRemovalsAndReAdds) {
     const bool present = n >= 0 && n < 300 && (n % 4 != 0 || n % 20 == 0);
     EXPECT_EQ(one != nullptr, present) << names[i];
   }
+  // Ranks order the view's nodes by name, each rank once.
+  std::vector<const NodeInfo*> byRank(view.nodes().size(), nullptr);
+  for (const NodeInfo& node : view.nodes()) {
+    ASSERT_LT(view.nameRank(node), byRank.size());
+    EXPECT_EQ(byRank[view.nameRank(node)], nullptr) << node.name();
+    byRank[view.nameRank(node)] = &node;
+  }
+  for (size_t r = 1; r < byRank.size(); ++r) EXPECT_LT(byRank[r - 1]->name(), byRank[r]->name());
   EXPECT_EQ(view.findNode("node-299")->requested.milliCpu, 350);
   view.removeNode("node-1");
   EXPECT_EQ(view.findNode("node-299")->requested.milliCpu, 350);

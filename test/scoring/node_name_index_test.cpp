@@ -1,5 +1,6 @@
 #include "scoring/node_name_index.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <random>
@@ -32,7 +33,8 @@ class Mirror {
 };
 
 // Every name the model holds is found at its position, by position() and by
-// find(); the index reads each name back; the given unknown names are not found.
+// find(); the index reads each name back and ranks it where it sorts; the
+// given unknown names are not found.
 void expectExact(const Mirror& m, const std::vector<std::string>& unknown) {
   ASSERT_EQ(m.index.size(), m.names.size());
   for (uint32_t i = 0; i < m.names.size(); ++i) {
@@ -41,6 +43,13 @@ void expectExact(const Mirror& m, const std::vector<std::string>& unknown) {
     auto it = m.index.find(m.names[i]);
     ASSERT_NE(it, m.index.end()) << m.names[i];
     EXPECT_EQ(it->second, i);
+  }
+  // Ranks: each name's place in byte-wise order.
+  std::vector<std::string> sorted = m.names;
+  std::sort(sorted.begin(), sorted.end());
+  for (uint32_t i = 0; i < m.names.size(); ++i) {
+    auto at = std::lower_bound(sorted.begin(), sorted.end(), m.names[i]);
+    EXPECT_EQ(m.index.rank(i), static_cast<uint32_t>(at - sorted.begin())) << m.names[i];
   }
   for (const std::string& name : unknown) {
     EXPECT_EQ(m.index.position(name), NodeNameIndex::kNotFound) << '"' << name << '"';

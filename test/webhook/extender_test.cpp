@@ -97,6 +97,20 @@ TEST_F(ExtenderTest, FilterWithNodeNamesSplitsFailuresLikeUpstream) {
   EXPECT_EQ(keys, (std::vector<std::string>{"Error", "FailedAndUnresolvableNodes", "FailedNodes", "NodeNames", "Nodes"}));
 }
 
+TEST_F(ExtenderTest, NodeNamesReadAlikeWhateverTheSpacingAndEscapes) {
+  const std::string pod = podJson("web", "2").dump();
+  const std::string expected = extenderFilter(context_, R"({"Pod":)" + pod + R"(,"NodeNames":["small","big","ghost"]})", false).body;
+  for (std::string names : {std::string(R"( [ "small" ,
+	"big","ghost"  ] )"),
+                            std::string(R"(["sm\u0061ll","big","gh\u006fst"])"), std::string(R"(["small", "big" ,"ghost"])")}) {
+    HttpResponse r = extenderFilter(context_, R"({"Pod":)" + pod + R"(,"NodeNames":)" + names + "}", false);
+    EXPECT_EQ(r.body, expected) << names;
+  }
+  EXPECT_EQ(parse(extenderFilter(context_, R"({"Pod":)" + pod + R"(,"NodeNames":[ ]})", false))["NodeNames"], json::array());
+  HttpResponse unterminated = extenderFilter(context_, R"({"Pod":)" + pod + R"(,"NodeNames":["big",]})", false);
+  EXPECT_EQ(unterminated.status, 400) << unterminated.body;
+}
+
 TEST_F(ExtenderTest, LowercaseKeysOfOldSchedulersDecode) {
   json args = {{"pod", podJson("web", "2")}, {"nodes", nullptr}, {"nodenames", {"small", "big"}}};
   json result = parse(extenderFilter(context_, args.dump(), false));
