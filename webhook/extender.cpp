@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cctype>
 #include <charconv>
 #include <chrono>
@@ -91,6 +92,9 @@ std::string where(std::string_view what, size_t index) {
   return out;
 }
 
+// Word-at-a-time scans and order keys read names as little-endian words.
+static_assert(std::endian::native == std::endian::little);
+
 bool jsonSpace(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
 
 // The first '"' or '\\' in [p, end), or end: 8 bytes at a time.
@@ -101,7 +105,9 @@ const char* quoteOrBackslash(const char* p, const char* end) {
   for (; p + 8 <= end; p += 8) {
     uint64_t w;
     std::memcpy(&w, p, 8);
-    if ((hasZeroByte(w ^ (kOnes * '"')) | hasZeroByte(w ^ (kOnes * '\\'))) != 0) break;
+    // The lowest flagged byte is exact (only bytes above a match can be flagged falsely).
+    if (uint64_t found = hasZeroByte(w ^ (kOnes * '"')) | hasZeroByte(w ^ (kOnes * '\\')); found != 0)
+      return p + __builtin_ctzll(found) / 8;
   }
   while (p < end && *p != '"' && *p != '\\') ++p;
   return p;
@@ -129,7 +135,7 @@ bool plainNodeNames(std::string_view bytes, std::vector<std::string_view>& names
     skipSpace();
     return p == end || giveUp();
   }
-  names.reserve(bytes.size() / 16);
+  names.reserve(bytes.size() / 8 + 1);  // names of 5 bytes or more: no regrowth
   while (true) {
     skipSpace();
     if (p == end || *p != '"') return giveUp();
@@ -608,34 +614,38 @@ std::string filterResult(const std::vector<std::string_view>* echoedNodes, const
   return out;
 }
 
-// One HostPriority, {"Host":"<name>","Score":<n>}: for the usual short name
-// without escapes and a score of one or two digits, built on the stack and
-// appended at once.
+// Copies a short run of bytes without a call: word moves, the last one overlapping.
+char* putBytes(char* to, std::string_view bytes) {
+  const size_t n = bytes.size();
+  const char* from = bytes.data();
+  if (n >= 8) {
+    for (size_t i = 0; i + 8 < n; i += 8) std::memcpy(to + i, from + i, 8);
+    std::memcpy(to + n - 8, from + n - 8, 8);
+  } else if (n >= 4) {
+    std::memcpy(to, from, 4);
+    std::memcpy(to + n - 4, from + n - 4, 4);
+  } else {
+    for (size_t i = 0; i < n; ++i) to[i] = from[i];
+  }
+  return to + n;
+}
+
+// One HostPriority, {"Host":"<name>","Score":<n>}, for a name that needs no
+// escapes; nullptr (nothing sensible written) for a score outside 0..99, which
+// the buffer was not sized for.
 constexpr std::string_view kHostPrefix = "{\"Host\":\"";
 constexpr std::string_view kScoreInfix = "\",\"Score\":";
 constexpr size_t kHostPriorityFixedBytes = kHostPrefix.size() + kScoreInfix.size() + 1;  // + '}'
 
-void appendHostPriority(std::string& out, std::string_view host, int64_t score) {
-  char entry[160];
-  if (host.size() <= 128 && score >= 0 && score < 100 && plainJsonString(host)) {
-    char* p = entry;
-    std::memcpy(p, kHostPrefix.data(), kHostPrefix.size());
-    p += kHostPrefix.size();
-    std::memcpy(p, host.data(), host.size());
-    p += host.size();
-    std::memcpy(p, kScoreInfix.data(), kScoreInfix.size());
-    p += kScoreInfix.size();
-    if (score >= 10) *p++ = static_cast<char>('0' + score / 10);
-    *p++ = static_cast<char>('0' + score % 10);
-    *p++ = '}';
-    out.append(entry, static_cast<size_t>(p - entry));
-    return;
-  }
-  out += "{\"Host\":";
-  appendJsonString(out, host);
-  out += ",\"Score\":";
-  appendJsonInt(out, score);
-  out += '}';
+char* putHostPriority(char* p, std::string_view host, int64_t score) {
+  if (score < 0 || score > 99) return nullptr;
+  p = putBytes(p, kHostPrefix);
+  p = putBytes(p, host);
+  p = putBytes(p, kScoreInfix);
+  if (score >= 10) *p++ = static_cast<char>('0' + score / 10);
+  *p++ = static_cast<char>('0' + score % 10);
+  *p++ = '}';
+  return p;
 }
 
 HttpResponse filterError(std::string_view message) {
@@ -714,21 +724,50 @@ HttpResponse extenderPrioritize(const ExtenderContext& context, std::string_view
         if (o.code == Code::Success) best = std::max(best, o.total);
     // Request index i's score: candidates are the request's nodes in order,
     // less the unknown ones (score 0), so one cursor walks both.
-    auto score = [&, candidate = size_t{0}](size_t i) mutable -> int64_t {
-      if (candidate >= d.nodes.size() || c.requestIndex[candidate] != i) return 0;
-      const NodeOutcome& o = d.nodes[candidate++];
-      return !d.failure && o.code == Code::Success && best > 0 ? o.total * 10 / best : 0;
+    auto scores = [&] {
+      return [&, candidate = size_t{0}](size_t i) mutable -> int64_t {
+        if (candidate >= d.nodes.size() || c.requestIndex[candidate] != i) return 0;
+        const NodeOutcome& o = d.nodes[candidate++];
+        return !d.failure && o.code == Code::Success && best > 0 ? o.total * 10 / best : 0;
+      };
     };
     // HostPriorityList: [{"Host":...,"Score":...}], in the request's order.
-    // Room for two-digit scores (0..10): the answer never grows unless a name needs escapes.
-    std::string out;
+    // Sized for scores of up to two digits (they are 0..10); written straight
+    // into the buffer when no name needs escapes, else entry by entry.
+    bool plainNames = true;
     size_t size = 2;
-    for (size_t i = 0; i < count; ++i) size += kHostPriorityFixedBytes + hostName(i).size() + 2 + 1;
+    for (size_t i = 0; i < count; ++i) {
+      std::string_view host = hostName(i);
+      plainNames = plainNames && plainJsonString(host);
+      size += kHostPriorityFixedBytes + host.size() + 2 + 1;
+    }
+    std::string out;
+    if (plainNames) {
+      out.resize(size);
+      char* p = out.data();
+      *p++ = '[';
+      auto score = scores();
+      for (size_t i = 0; i < count && p != nullptr; ++i) {
+        if (i) *p++ = ',';
+        p = putHostPriority(p, hostName(i), score(i));
+      }
+      if (p != nullptr) {
+        *p++ = ']';
+        out.resize(static_cast<size_t>(p - out.data()));
+        return HttpResponse::json(200, std::move(out));
+      }
+      out.clear();
+    }
     out.reserve(size);
     out += '[';
+    auto score = scores();
     for (size_t i = 0; i < count; ++i) {
       if (i) out += ',';
-      appendHostPriority(out, hostName(i), score(i));
+      out += "{\"Host\":";
+      appendJsonString(out, hostName(i));
+      out += ",\"Score\":";
+      appendJsonInt(out, score(i));
+      out += '}';
     }
     out += ']';
     return HttpResponse::json(200, std::move(out));

@@ -54,12 +54,17 @@ bool plainWord(uint64_t w) {
 // The end of the run of plain bytes starting at `from`: 8 bytes at a time,
 // then byte by byte.
 size_t plainRunEnd(std::string_view text, size_t from) {
-  size_t i = from;
-  for (; i + 8 <= text.size(); i += 8) {
+  auto word = [&](size_t at) {
     uint64_t w;
-    std::memcpy(&w, text.data() + i, 8);
-    if (!plainWord(w)) break;
-  }
+    std::memcpy(&w, text.data() + at, 8);
+    return w;
+  };
+  size_t i = from;
+  for (; i + 8 <= text.size(); i += 8)
+    if (!plainWord(word(i))) break;
+  // A tail shorter than a word: the last word, overlapping bytes already seen plain.
+  if (i + 8 > text.size() && i < text.size() && text.size() - from >= 8 && plainWord(word(text.size() - 8)))
+    return text.size();
   const unsigned char* bytes = reinterpret_cast<const unsigned char*>(text.data());
   while (i < text.size() && plain(bytes[i])) ++i;
   return i;

@@ -16,7 +16,8 @@ namespace placer {
 
 // Appends `text` as a JSON string token, quotes included.
 void appendJsonString(std::string& out, std::string_view text);
-// Whether appendJsonString writes `text` as it is between the quotes (no escapes).
+// Whether `text` is printable ASCII without '"' or '\\': appendJsonString then
+// writes it as it is between the quotes.
 bool plainJsonString(std::string_view text);
 void appendJsonInt(std::string& out, int64_t value);
 

@@ -30,6 +30,30 @@ TEST(JsonTextTest, EscapesLikeNlohmann) {
   }
 }
 
+// The plain runs are found a word at a time: a byte to escape, or a
+// non-ASCII one, at every position of strings of every length around the
+// word size is still found.
+TEST(JsonTextTest, EscapesFoundAtEveryPositionOfEveryLength) {
+  for (size_t length = 1; length <= 40; ++length) {
+    for (size_t at = 0; at < length; ++at) {
+      for (std::string special : {"\"", "\\", "\n", "\x01", "\x1f", "\x7f", " ", "\xc3\xa9", "\xff"}) {
+        std::string text(length, 'n');
+        text.replace(at, 1, special);
+        std::string out;
+        appendJsonString(out, text);
+        if (special != "\xff") {
+          EXPECT_EQ(out, nlohmann::json(text).dump()) << length << " " << at;
+        } else {
+          EXPECT_EQ(out, "\"" + std::string(at, 'n') + "\\ufffd" + std::string(length - at - 1, 'n') + "\"") << length << " " << at;
+        }
+        const bool ascii = special == " " || special == "\x7f";
+        EXPECT_EQ(plainJsonString(text), ascii) << length << " " << at;
+        if (ascii) EXPECT_EQ(out, "\"" + text + "\"");
+      }
+    }
+  }
+}
+
 TEST(JsonTextTest, BytesThatAreNotUtf8BecomeTheReplacementCharacter) {
   struct Case {
     const char* name;
