@@ -188,7 +188,7 @@ class AccountingStripes {
 
   // Shared, in increasing stripe order; what this thread holds already (one
   // stripe exclusively, or all of them through lockAllShared) is skipped.
-  // Not recursive otherwise: a thread must not take a stripe shared twice.
+  // A thread should not take a stripe shared twice.
   void lockShared(uint64_t mask) const;
   void unlockShared(uint64_t mask) const;
   void lockAllShared() const;
@@ -198,8 +198,12 @@ class AccountingStripes {
   void unlockExclusive(size_t stripe) const;
 
  private:
+  // Reader-preferring (glibc's default for std::shared_mutex): readers hold a
+  // stripe for one tile, a few microseconds, so a reservation finds it free
+  // between them; but a waiting writer that held new readers back would make
+  // every decision queue behind any reader preempted in mid-tile.
   struct alignas(64) Stripe {
-    WriterPreferringLock lock;
+    std::shared_mutex lock;
   };
   mutable Stripe stripes_[kCount];
 };
