@@ -76,16 +76,14 @@ int64_t NodeInfo::imageSize(uint32_t imageId) const {
   return it != imageSizes.end() && it->first == imageId ? it->second : -1;
 }
 
-// ---- ClusterView ----
-
 // ---- Accounting stripes ----
 
 namespace {
 // What this thread holds: one stripe exclusively (ClusterState::reserve, so
 // that the confirming decision it runs meanwhile does not wait on itself),
 // or every stripe shared (ClusterState::read, so that a decision run inside
-// it does not lock again: shared stripes are not recursive, and a second
-// shared lock behind a waiting writer would wait forever).
+// it does not lock again: a std::shared_mutex may not be locked twice by
+// one thread).
 thread_local const AccountingStripes* exclusiveOwner = nullptr;
 thread_local size_t exclusiveStripe = 0;
 thread_local const AccountingStripes* allSharedOwner = nullptr;
@@ -133,6 +131,8 @@ AccountingReadGuard::AccountingReadGuard(const ClusterView& view, std::span<cons
 AccountingReadGuard::~AccountingReadGuard() {
   if (mask_ != 0) stripes_->unlockShared(mask_);
 }
+
+// ---- ClusterView ----
 
 uint64_t ClusterView::stripeMask(std::span<const NodeInfo* const> nodes) const {
   if (stripes_ == nullptr) return 0;

@@ -147,9 +147,8 @@ struct alignas(64) NodeInfo {
 
 // A reader-writer lock that prefers writers: once a writer waits, new readers
 // queue behind it. Decisions read for a few hundred microseconds each while
-// reservations and watch updates write briefly; with the default (reader
-// preference) overlapping decisions could hold a writer off indefinitely,
-// which is what admission latency tails are made of.
+// watch batches and the reservation sweeper write briefly; with the default
+// (reader preference) overlapping decisions could hold a writer off indefinitely.
 class WriterPreferringLock {
  public:
   WriterPreferringLock() {
@@ -187,8 +186,8 @@ class AccountingStripes {
   static size_t stripeOfIndex(size_t index) { return (index / kNodesPerStripe) % kCount; }
 
   // Shared, in increasing stripe order; what this thread holds already (one
-  // stripe exclusively, or all of them through lockAllShared) is skipped.
-  // A thread should not take a stripe shared twice.
+  // stripe exclusively, or all of them through lockAllShared) is skipped, as
+  // std::shared_mutex may not be locked again by a thread that holds it.
   void lockShared(uint64_t mask) const;
   void unlockShared(uint64_t mask) const;
   void lockAllShared() const;
@@ -388,15 +387,10 @@ class ClusterState {
   // reserve() may change a node's accounting (requested, nonZeroRequested,
   // podCount, usedPorts) meanwhile, so those are read only under an
   // AccountingReadGuard, as the engine does around each tile of nodes.
+  // f may take the view as MutableClusterView for its read-only questions
+  // (podUpsertChangesNothing, which the feed asks).
   template <class F>
   auto readForDecision(F&& f) const {
-    std::shared_lock lock(mutex_);
-    return f(static_cast<const ClusterView&>(view_));
-  }
-  // readForDecision() for the feed: MutableClusterView's read-only questions
-  // (podUpsertChangesNothing) under the shared lock.
-  template <class F>
-  auto inspect(F&& f) const {
     std::shared_lock lock(mutex_);
     return f(static_cast<const MutableClusterView&>(view_));
   }

@@ -187,7 +187,7 @@ Decision run(const Profile& profile, const Pod& pod, const ClusterView& view, si
       if (skippedScores.empty() || !hasName(scorePlugins[p].plugin->name(), skippedScores)) scoring.push_back(p);
   };
   // `guarded`: the caller holds the nodes' accounting already (the fused
-  // tile); shared stripes are not recursive.
+  // tile), and a stripe may not be locked twice by one thread.
   auto scoreRange = [&](size_t from, size_t to, bool guarded) {
     for (size_t tileStart = from; tileStart < to; tileStart += kTile) {
       const size_t n = std::min(kTile, to - tileStart);

@@ -266,7 +266,7 @@ AdmissionAnswer reviewAdmissionDocument(const json& review, const AdmissionInput
       // to that last round, which releases the earlier reservation.
       constexpr int kOptimisticRounds = 2;
       bool settled = false;  // reserved, or no node fits
-      for (int round = 0; round < kOptimisticRounds && !settled; ++round) {
+      for (int round = 0; round < kOptimisticRounds; ++round) {
         input.state.readForDecision([&](const ClusterView& view) { decide(view); });
         if (answer.node.empty()) {
           settled = true;

@@ -180,7 +180,7 @@ class Handler final : public StateHandler {
     std::vector<char> skip(batch.size(), 0);
     size_t skipped = 0;
     if (kind_ == Kind::Pod) {
-      state_.inspect([&](const MutableClusterView& view) {
+      state_.readForDecision([&](const MutableClusterView& view) {
         std::unordered_set<std::string_view> touched;
         for (size_t i = 0; i < batch.size(); ++i) {
           const Event& e = batch[i];
