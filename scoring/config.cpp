@@ -41,7 +41,7 @@ Outcome readStrings(const json& v, const std::string& where, std::vector<std::st
   if (!v.is_array()) return fieldError(where, "must be a list of strings");
   std::vector<std::string> values;
   for (size_t i = 0; i < v.size(); ++i) {
-    if (!v[i].is_string()) return fieldError(where + "[" + std::to_string(i) + "]", "must be a string");
+    if (!v[i].is_string()) return fieldError(indexedField(where, i), "must be a string");
     values.push_back(v[i].get<std::string>());
   }
   out = std::move(values);

@@ -262,7 +262,7 @@ class ProfileBuilder {
       if (list.is_null()) continue;
       if (!list.is_array()) return fieldError(listPath, "must be an array");
       for (size_t i = 0; i < list.size(); ++i) {
-        std::string itemPath = listPath + "[" + std::to_string(i) + "]";
+        std::string itemPath = indexedField(listPath, i);
         const json& item = list[i];
         if (!item.is_object()) return fieldError(itemPath, "must be an object");
         PluginRef ref;

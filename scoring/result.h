@@ -2,6 +2,7 @@
 // Expected failures travel as values. An Error names what went wrong and where
 // (a JSON path such as "spec.containers[0].resources.requests.cpu").
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -12,6 +13,15 @@ namespace placer {
 struct Error {
   std::string message;
 };
+
+// "field[index]": the path of a list's element.
+inline std::string indexedField(std::string_view field, size_t index) {
+  std::string p(field);
+  p += '[';
+  p += std::to_string(index);
+  p += ']';
+  return p;
+}
 
 // "field: what" — the shape every decode error takes.
 inline Error fieldError(std::string_view field, std::string_view what) {

@@ -15,10 +15,6 @@ using nlohmann::json;
 
 namespace {
 
-std::string at(std::string_view list, size_t index) {
-  return std::string(list) + "[" + std::to_string(index) + "]";
-}
-
 Error prefixed(const std::string& prefix, const Error& error) { return Error{prefix + "." + error.message}; }
 
 // Every amount non-negative and below kMaxSnapshotAmount.
@@ -60,7 +56,7 @@ Result<Snapshot> decodeSnapshot(const json& document) {
       std::unordered_set<std::string> names;
       snapshot.nodes.reserve(nodes->size());
       for (size_t i = 0; i < nodes->size(); ++i) {
-        std::string where = at("nodes", i);
+        std::string where = indexedField("nodes", i);
         auto node = decodeNode((*nodes)[i]);
         if (!node) return prefixed(where, node.error());
         if (node->name.empty()) return fieldError(where + ".metadata.name", "Required value");
@@ -79,7 +75,7 @@ Result<Snapshot> decodeSnapshot(const json& document) {
       std::unordered_set<std::string> keys;
       snapshot.pods.reserve(pods->size());
       for (size_t i = 0; i < pods->size(); ++i) {
-        std::string where = at("pods", i);
+        std::string where = indexedField("pods", i);
         auto pod = decodePod((*pods)[i]);
         if (!pod) return prefixed(where, pod.error());
         if (pod->name.empty() && pod->uid.empty()) return fieldError(where + ".metadata.name", "Required value");

@@ -84,14 +84,6 @@ struct ExtenderArgs {
   std::vector<std::string_view> nodeBytes;   // Nodes.items as sent, for the echo
 };
 
-std::string where(std::string_view what, size_t index) {
-  std::string out(what);
-  out += '[';
-  out += std::to_string(index);
-  out += ']';
-  return out;
-}
-
 // Word-at-a-time scans and order keys read names as little-endian words.
 static_assert(std::endian::native == std::endian::little);
 
@@ -166,14 +158,14 @@ Outcome decodeNodeNames(std::string_view bytes, std::vector<std::string_view>& n
   names.reserve(elements->size());
   for (size_t i = 0; i < elements->size(); ++i) {
     std::string_view e = (*elements)[i];
-    if (e.size() < 2 || e.front() != '"') return Error{where("ExtenderArgs.NodeNames", i) + ": expected a string"};
+    if (e.size() < 2 || e.front() != '"') return Error{indexedField("ExtenderArgs.NodeNames", i) + ": expected a string"};
     std::string_view inner = e.substr(1, e.size() - 2);
     if (inner.find('\\') == std::string_view::npos) {
       names.push_back(inner);
       continue;
     }
     auto text = kube::unescapeJsonString(e);
-    if (!text) return Error{where("ExtenderArgs.NodeNames", i) + ": " + text.error().message};
+    if (!text) return Error{indexedField("ExtenderArgs.NodeNames", i) + ": " + text.error().message};
     names.push_back(escaped.emplace_back(std::move(*text)));
   }
   return {};
@@ -328,7 +320,7 @@ Outcome decodeArgs(std::string_view body, ExtenderArgs& args) {
         auto node = decodeRequestNode(value);
         if (!node) {
           decodeFailed = true;
-          return fieldError(where("ExtenderArgs.Nodes.items", i), node.error().message);
+          return fieldError(indexedField("ExtenderArgs.Nodes.items", i), node.error().message);
         }
         args.nodes.push_back(std::move(*node));
         args.nodeBytes.push_back(bytes);

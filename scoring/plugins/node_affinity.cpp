@@ -19,14 +19,6 @@ std::string child(std::string_view base, std::string_view name) {
   return p;
 }
 
-std::string indexed(std::string_view base, size_t i) {
-  std::string p(base);
-  p += '[';
-  p += std::to_string(i);
-  p += ']';
-  return p;
-}
-
 std::string quote(std::string_view s) {
   std::string q = "\"";
   q.append(s).append("\"");
@@ -102,7 +94,7 @@ ParsedNodeSelectorTerm ParsedNodeSelectorTerm::parse(const NodeSelectorTerm& ter
     const std::string base = child(path, "matchExpressions");
     for (size_t i = 0; i < term.matchExpressions.size(); ++i) {
       const SelectorRequirement& expr = term.matchExpressions[i];
-      const std::string p = indexed(base, i);
+      const std::string p = indexedField(base, i);
       const std::string valuesPath = child(p, "values");
       LabelRequirement req{expr.key, expr.op, expr.values, 0};
       if (auto errs = qualifiedNameErrors(expr.key); !errs.empty())
@@ -128,7 +120,7 @@ ParsedNodeSelectorTerm ParsedNodeSelectorTerm::parse(const NodeSelectorTerm& ter
           for (size_t v = 0; v < expr.values.size(); ++v) {
             std::optional<int64_t> bound = parseGoInt64(expr.values[v]);
             if (!bound)
-              parsed.errors_.push_back(invalid(indexed(valuesPath, v), quote(expr.values[v]),
+              parsed.errors_.push_back(invalid(indexedField(valuesPath, v), quote(expr.values[v]),
                                                "for 'Gt', 'Lt' operators, the value must be an integer"));
             else
               req.bound = *bound;
@@ -138,7 +130,7 @@ ParsedNodeSelectorTerm ParsedNodeSelectorTerm::parse(const NodeSelectorTerm& ter
       for (size_t v = 0; v < expr.values.size(); ++v) {
         if (auto errs = labelValueErrors(expr.values[v]); !errs.empty())
           parsed.errors_.push_back(
-              invalid(indexed(valuesPath, v) + "[" + expr.key + "]", quote(expr.values[v]), joined(errs, "; ")));
+              invalid(indexedField(valuesPath, v) + "[" + expr.key + "]", quote(expr.values[v]), joined(errs, "; ")));
       }
       parsed.labels_.push_back(std::move(req));
     }
@@ -150,7 +142,7 @@ ParsedNodeSelectorTerm ParsedNodeSelectorTerm::parse(const NodeSelectorTerm& ter
     const std::string base = child(path, "matchFields");
     for (size_t i = 0; i < term.matchFields.size(); ++i) {
       const SelectorRequirement& expr = term.matchFields[i];
-      const std::string p = indexed(base, i);
+      const std::string p = indexedField(base, i);
       if (expr.op != SelectorOperator::In && expr.op != SelectorOperator::NotIn) {
         parsed.errors_.push_back(child(p, "operator") + ": Unsupported value: " + quote(operatorName(expr.op)) +
                                  ": supported values: \"In\", \"NotIn\"");
@@ -278,7 +270,7 @@ ParsedNodeSelector ParsedNodeSelector::parse(const NodeSelector& selector, std::
   for (size_t i = 0; i < selector.terms.size(); ++i) {
     const NodeSelectorTerm& term = selector.terms[i];
     if (term.matchExpressions.empty() && term.matchFields.empty()) continue;  // selects nothing
-    parsed.terms_.push_back(ParsedNodeSelectorTerm::parse(term, indexed(path, i)));
+    parsed.terms_.push_back(ParsedNodeSelectorTerm::parse(term, indexedField(path, i)));
   }
   return parsed;
 }
@@ -302,7 +294,7 @@ ParsedPreferredTerms ParsedPreferredTerms::parse(const std::vector<PreferredSche
     const PreferredSchedulingTerm& term = terms[i];
     if (term.weight == 0) continue;
     if (term.preference.matchExpressions.empty() && term.preference.matchFields.empty()) continue;
-    ParsedNodeSelectorTerm t = ParsedNodeSelectorTerm::parse(term.preference, indexed(path, i));
+    ParsedNodeSelectorTerm t = ParsedNodeSelectorTerm::parse(term.preference, indexedField(path, i));
     if (!t.errors().empty())
       parsed.errors_.insert(parsed.errors_.end(), t.errors().begin(), t.errors().end());
     else
@@ -339,7 +331,7 @@ Result<std::vector<SelectorRequirement>> decodeRequirements(const nlohmann::json
   if (!list.is_array()) return fieldError(path, "must be a list");
   for (size_t i = 0; i < list.size(); ++i) {
     const nlohmann::json& item = list[i];
-    const std::string p = indexed(path, i);
+    const std::string p = indexedField(path, i);
     if (!item.is_object()) return fieldError(p, "must be an object");
     if (Outcome ok = onlyKeys(item, p, {"key", "operator", "values"}); !ok) return ok.error();
     SelectorRequirement req;
@@ -358,7 +350,7 @@ Result<std::vector<SelectorRequirement>> decodeRequirements(const nlohmann::json
     if (auto values = item.find("values"); values != item.end() && !values->is_null()) {
       if (!values->is_array()) return fieldError(child(p, "values"), "must be a list of strings");
       for (size_t v = 0; v < values->size(); ++v) {
-        if (!(*values)[v].is_string()) return fieldError(indexed(child(p, "values"), v), "must be a string");
+        if (!(*values)[v].is_string()) return fieldError(indexedField(child(p, "values"), v), "must be a string");
         req.values.push_back((*values)[v].get<std::string>());
       }
     }
@@ -403,7 +395,7 @@ Result<NodeAffinity> decodeNodeAffinity(const nlohmann::json& object, const std:
       const std::string tp = child(p, "nodeSelectorTerms");
       if (!terms->is_array()) return fieldError(tp, "must be a list");
       for (size_t i = 0; i < terms->size(); ++i) {
-        auto term = decodeTerm((*terms)[i], indexed(tp, i));
+        auto term = decodeTerm((*terms)[i], indexedField(tp, i));
         if (!term) return term.error();
         selector.terms.push_back(std::move(term).value());
       }
@@ -416,7 +408,7 @@ Result<NodeAffinity> decodeNodeAffinity(const nlohmann::json& object, const std:
     if (!preferred->is_array()) return fieldError(p, "must be a list");
     for (size_t i = 0; i < preferred->size(); ++i) {
       const nlohmann::json& item = (*preferred)[i];
-      const std::string ip = indexed(p, i);
+      const std::string ip = indexedField(p, i);
       if (!item.is_object()) return fieldError(ip, "must be an object");
       if (Outcome ok = onlyKeys(item, ip, {"weight", "preference"}); !ok) return ok.error();
       PreferredSchedulingTerm term;

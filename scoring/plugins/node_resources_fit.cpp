@@ -47,7 +47,7 @@ Result<std::vector<std::string>> decodeStringList(const nlohmann::json& value, c
   if (value.is_null()) return out;
   if (!value.is_array()) return fieldError(path, "must be a list of strings");
   for (size_t i = 0; i < value.size(); ++i) {
-    if (!value[i].is_string()) return fieldError(path + "[" + std::to_string(i) + "]", "must be a string");
+    if (!value[i].is_string()) return fieldError(indexedField(path, i), "must be a string");
     out.push_back(value[i].get<std::string>());
   }
   return out;
@@ -79,7 +79,7 @@ Result<std::vector<ShapePoint>> decodeShape(const nlohmann::json& value, const s
   if (!value.is_array()) return fieldError(path, "must be a list");
   for (size_t i = 0; i < value.size(); ++i) {
     const nlohmann::json& item = value[i];
-    std::string itemPath = path + "[" + std::to_string(i) + "]";
+    std::string itemPath = indexedField(path, i);
     if (!item.is_object()) return fieldError(itemPath, "must be an object");
     ShapePoint point;
     for (const auto& [key, v] : item.items()) {
@@ -137,13 +137,13 @@ void validateShape(const std::vector<ShapePoint>& shape, const std::string& path
   }
   for (size_t i = 1; i < shape.size(); ++i) {
     if (shape[i - 1].utilization >= shape[i].utilization) {
-      errs.push_back(invalid(path + "[" + std::to_string(i) + "].utilization", std::to_string(shape[i].utilization),
+      errs.push_back(invalid(indexedField(path, i) + ".utilization", std::to_string(shape[i].utilization),
                              "values must be sorted in increasing order"));
       break;
     }
   }
   for (size_t i = 0; i < shape.size(); ++i) {
-    std::string pointPath = path + "[" + std::to_string(i) + "]";
+    std::string pointPath = indexedField(path, i);
     if (shape[i].utilization < 0 || shape[i].utilization > 100)
       errs.push_back(invalid(pointPath + ".utilization", std::to_string(shape[i].utilization),
                              "not in valid range [0, 100]"));

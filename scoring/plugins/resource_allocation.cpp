@@ -220,7 +220,7 @@ Result<std::vector<ResourceSpec>> decodeResourceSpecs(const nlohmann::json& valu
   if (!value.is_array()) return fieldError(path, "must be a list");
   for (size_t i = 0; i < value.size(); ++i) {
     const nlohmann::json& item = value[i];
-    std::string itemPath = std::string(path) + "[" + std::to_string(i) + "]";
+    std::string itemPath = indexedField(path, i);
     if (!item.is_object()) return fieldError(itemPath, "must be an object");
     ResourceSpec spec;
     spec.weight = 0;  // absent: defaulted by the caller, as upstream's SetDefaults_*

@@ -73,12 +73,12 @@ Result<std::pair<size_t, const json*>> findNamed(const json& root, const char* l
   if (it != root.end() && it->is_array()) {
     for (size_t i = 0; i < it->size(); ++i) {
       const json& entry = (*it)[i];
-      if (!entry.is_object()) return fieldError(std::string(list) + "[" + std::to_string(i) + "]", "must be a mapping");
+      if (!entry.is_object()) return fieldError(indexedField(list, i), "must be a mapping");
       auto n = entry.find("name");
       if (n == entry.end() || !n->is_string() || n->get<std::string>() != name) continue;
       auto body = entry.find(kind);
       if (body == entry.end() || !body->is_object())
-        return fieldError(std::string(list) + "[" + std::to_string(i) + "]." + kind, "missing or not a mapping");
+        return fieldError(indexedField(list, i) + "." + kind, "missing or not a mapping");
       return std::pair<size_t, const json*>{i, &*body};
     }
   }
