@@ -1,6 +1,7 @@
 #include "scoring/cluster_state.h"
 
 #include <algorithm>
+#include <atomic>
 #include <bit>
 
 namespace placer {
@@ -272,9 +273,27 @@ void MutableClusterView::unindexLabels(NodeInfo& info) {
   info.labelsData = nullptr;
 }
 
+uint64_t ClusterView::Generation::next() {
+  static std::atomic<uint64_t> counter{0};
+  return counter.fetch_add(1, std::memory_order_relaxed) + 1;
+}
+
 void MutableClusterView::upsertNode(Node node) {
   if (auto it = nodeIndex_.find(node.name); it != nodeIndex_.end()) {
     NodeInfo& info = nodes_[it->second];
+    touch(info);
+    info.generation = nodeGeneration_;
+    // Most updates of a node leave what the indexes and the decision cache
+    // rely on as it was (the kubelet's status reports): keep those fields,
+    // and the indexes, as they are.
+    if (info.node.labels == node.labels && info.node.taints == node.taints &&
+        info.node.unschedulable == node.unschedulable && sameImages(info.node.images, node.images)) {
+      info.node.allocatable = std::move(node.allocatable);
+      info.node.uid = std::move(node.uid);
+      info.node.resourceVersion = std::move(node.resourceVersion);
+      return;
+    }
+    staticGeneration_.bump();
     unindexTaints(info);
     unindexLabels(info);
     if (sameImages(info.node.images, node.images)) {
@@ -286,10 +305,11 @@ void MutableClusterView::upsertNode(Node node) {
     }
     indexTaints(info);
     indexLabels(info);
-    info.generation = nodeGeneration_;
     return;
   }
+  staticGeneration_.bump();
   nodes_.emplace_back();
+  nodeVersions_.push_back(1);
   NodeInfo& info = nodes_.back();
   info.node = std::move(node);
   info.generation = nodeGeneration_;
@@ -329,8 +349,13 @@ void MutableClusterView::removeNode(std::string_view nameView) {
   std::erase_if(reservations_, [&](const auto& entry) { return entry.second.nodeName == name; });
 
   nodeIndex_.swapRemove(index);  // moves the last name into `index`, as below
-  if (index + 1 != nodes_.size()) nodes_[index] = std::move(nodes_.back());
+  if (index + 1 != nodes_.size()) {
+    nodes_[index] = std::move(nodes_.back());
+    nodeVersions_[index] = nodeVersions_.back();
+  }
   nodes_.pop_back();
+  nodeVersions_.pop_back();
+  staticGeneration_.bump();
 }
 
 // ---- MutableClusterView: pods ----
@@ -341,6 +366,7 @@ void MutableClusterView::attach(uint32_t slot, NodeInfo& node) {
   nonZero.milliCpu = record.nonZeroMilliCpu;
   nonZero.memory = record.nonZeroMemory;
   node.addUsage(record.requests, nonZero, record.hostPorts);
+  touch(node);
   node.podSlots.push_back(slot);
   record.attached = true;
 }
@@ -354,6 +380,7 @@ void MutableClusterView::detach(uint32_t slot) {
     nonZero.milliCpu = record.nonZeroMilliCpu;
     nonZero.memory = record.nonZeroMemory;
     node.removeUsage(record.requests, nonZero, record.hostPorts);
+    touch(node);
     auto pos = std::find(node.podSlots.begin(), node.podSlots.end(), slot);
     if (pos != node.podSlots.end()) {
       *pos = node.podSlots.back();
@@ -491,6 +518,7 @@ MutableClusterView::ReserveResult MutableClusterView::tryReserve(Reservation res
   std::lock_guard lock(reservationsMutex_);
   if (reservations_.contains(reservation.id)) return ReserveResult::IdTaken;
   nodes_[node->second].addUsage(reservation.requests, reservation.nonZeroRequests, reservation.hostPorts);
+  touch(nodes_[node->second]);
   std::string id = reservation.id;
   reservations_.emplace(std::move(id), std::move(reservation));
   return ReserveResult::Reserved;
@@ -500,8 +528,10 @@ bool MutableClusterView::release(std::string_view id) {
   auto it = reservations_.find(id);
   if (it == reservations_.end()) return false;
   const Reservation& r = it->second;
-  if (auto node = nodeIndex_.find(r.nodeName); node != nodeIndex_.end())
+  if (auto node = nodeIndex_.find(r.nodeName); node != nodeIndex_.end()) {
     nodes_[node->second].removeUsage(r.requests, r.nonZeroRequests, r.hostPorts);
+    touch(nodes_[node->second]);
+  }
   reservations_.erase(it);
   return true;
 }

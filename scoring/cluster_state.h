@@ -274,6 +274,14 @@ class ClusterView {
   // (0 for copies, and for a view without stripes, used by one thread).
   uint64_t stripeMask(std::span<const NodeInfo* const> nodes) const;
   const AccountingStripes* stripes() const { return stripes_; }
+  // What the engine's decision cache checks before it reuses a node's results
+  // (scoring/decision_cache.h). staticGeneration() changes whenever the node
+  // set or any node's labels, taints, images or cordon flag change, and no two
+  // views share one; nodeVersions()[i] changes whenever anything of the node
+  // at position i changes, its accounting included (so read it under the
+  // node's accounting stripe, as the accounting itself).
+  uint64_t staticGeneration() const { return staticGeneration_.value; }
+  std::span<const uint64_t> nodeVersions() const { return nodeVersions_; }
   size_t podCount() const { return podByKey_.size(); }  // pods kept (bound, non-terminal)
   const PodRecord* pod(uint32_t slot) const;
   const PodRecord* findPod(std::string_view key) const;
@@ -301,6 +309,20 @@ class ClusterView {
   std::vector<uint32_t> freeNodeIds_;
   uint32_t nodeIdBound_ = 0;
   const AccountingStripes* stripes_ = nullptr;  // set by ClusterState
+  // Unique across views and copies: a copy starts a generation of its own.
+  struct Generation {
+    Generation() : value(next()) {}
+    Generation(const Generation&) : value(next()) {}
+    Generation& operator=(const Generation&) {
+      value = next();
+      return *this;
+    }
+    void bump() { value = next(); }
+    static uint64_t next();
+    uint64_t value;
+  };
+  Generation staticGeneration_;
+  std::vector<uint64_t> nodeVersions_;  // parallel to nodes_
 
   friend class ClusterState;
 };
@@ -354,6 +376,8 @@ class MutableClusterView : public ClusterView {
   const Reservation* findReservation(std::string_view id) const;
 
  private:
+  // The node's fields or accounting changed (see nodeVersions()).
+  void touch(const NodeInfo& node) { ++nodeVersions_[static_cast<size_t>(&node - nodes_.data())]; }
   void attach(uint32_t slot, NodeInfo& node);
   void detach(uint32_t slot);
   void forgetPod(uint32_t slot);

@@ -18,6 +18,11 @@ struct Scratch {
   std::vector<int64_t> totals;                // parallel to feasible
   std::vector<size_t> scoring;                // score plugins not skipped
   FilterSink sink;
+  // The cached path (runCached): the nodes of a tile to run the plugins on.
+  std::vector<uint32_t> changed;
+  std::vector<const NodeInfo*> changedNodes;
+  std::vector<int64_t> changedScores;
+  std::vector<int32_t> verdictCounts;
 };
 thread_local Scratch scratch;
 
@@ -87,6 +92,53 @@ Status asFailure(std::string_view point, std::string_view plugin, const Status& 
 
 bool hasName(std::string_view name, const std::vector<std::string_view>& names) {
   return std::find(names.begin(), names.end(), name) != names.end();
+}
+
+// NormalizeScore, weight and select over the raw scores of the feasible
+// nodes (s.scores, plugin-major with stride `stride`; s.feasibleNodes). Sets
+// decision.selected, or decision.failure and returns false.
+bool normalizeAndSelect(Decision& decision, const Profile& profile, const CycleState& state, const Pod& pod,
+                        std::span<const std::string_view> skippedScores, size_t stride, Scratch& s) {
+  const auto& scorePlugins = profile.scorePlugins();
+  const size_t feasibleCount = decision.feasibleCount;
+  // Totals are the weighted sums; a skipped plugin scores 0.
+  s.totals.assign(feasibleCount, 0);
+  for (size_t p = 0; p < scorePlugins.size(); ++p) {
+    const WeightedScorePlugin& weighted = scorePlugins[p];
+    std::span<int64_t> scores(s.scores.data() + p * stride, feasibleCount);
+    if (!skippedScores.empty() && std::find(skippedScores.begin(), skippedScores.end(), weighted.plugin->name()) != skippedScores.end()) {
+      std::fill(scores.begin(), scores.end(), 0);
+      continue;
+    }
+    weighted.plugin->normalizeScores(state, pod, scores);
+    int64_t low = kMinNodeScore;
+    int64_t high = kMaxNodeScore;
+    for (size_t j = 0; j < feasibleCount; ++j) {
+      low = std::min(low, scores[j]);
+      high = std::max(high, scores[j]);
+      s.totals[j] += scores[j] * weighted.weight;
+    }
+    if (low < kMinNodeScore || high > kMaxNodeScore) {
+      int64_t score = *std::find_if(scores.begin(), scores.end(),
+                                    [](int64_t v) { return v < kMinNodeScore || v > kMaxNodeScore; });
+      Status failure(Code::Error, "plugin \"" + std::string(weighted.plugin->name()) + "\" returns an invalid score " +
+                                      std::to_string(score) + ", it should in the range of [0, 100] after normalizing");
+      failure.setPlugin(weighted.plugin->name());
+      decision.failure = std::move(failure);
+      return false;
+    }
+  }
+
+  // Selection: the highest total; ties to the byte-wise smallest name. The
+  // maximum first, over the totals alone, so that names (one cache miss per
+  // node) are compared only among the nodes that reach it.
+  const int64_t top = *std::max_element(s.totals.begin(), s.totals.end());
+  size_t best = static_cast<size_t>(std::find(s.totals.begin(), s.totals.end(), top) - s.totals.begin());
+  for (size_t j = best + 1; j < feasibleCount; ++j)
+    if (s.totals[j] == top && s.feasibleNodes[j]->name() < s.feasibleNodes[best]->name()) best = j;
+  decision.selected = s.feasibleNodes[best];
+  decision.selectedTotal = s.totals[best];
+  return true;
 }
 
 template <class NodeAt>
@@ -276,43 +328,7 @@ Decision run(const Profile& profile, const Pod& pod, const ClusterView& view, si
     return decision;
   }
 
-  // NormalizeScore and weight. Totals are the weighted sums; a skipped plugin scores 0.
-  s.totals.assign(feasibleCount, 0);
-  for (size_t p = 0; p < scorePlugins.size(); ++p) {
-    const WeightedScorePlugin& weighted = scorePlugins[p];
-    std::span<int64_t> scores(s.scores.data() + p * count, feasibleCount);
-    if (!skippedScores.empty() && hasName(weighted.plugin->name(), skippedScores)) {
-      std::fill(scores.begin(), scores.end(), 0);
-      continue;
-    }
-    weighted.plugin->normalizeScores(state, pod, scores);
-    int64_t low = kMinNodeScore;
-    int64_t high = kMaxNodeScore;
-    for (size_t j = 0; j < feasibleCount; ++j) {
-      low = std::min(low, scores[j]);
-      high = std::max(high, scores[j]);
-      s.totals[j] += scores[j] * weighted.weight;
-    }
-    if (low < kMinNodeScore || high > kMaxNodeScore) {
-      int64_t score = *std::find_if(scores.begin(), scores.end(),
-                                    [](int64_t v) { return v < kMinNodeScore || v > kMaxNodeScore; });
-      Status failure(Code::Error, "plugin \"" + std::string(weighted.plugin->name()) + "\" returns an invalid score " +
-                                      std::to_string(score) + ", it should in the range of [0, 100] after normalizing");
-      failure.setPlugin(weighted.plugin->name());
-      decision.failure = std::move(failure);
-      return decision;
-    }
-  }
-
-  // Selection: the highest total; ties to the byte-wise smallest name. The
-  // maximum first, over the totals alone, so that names (one cache miss per
-  // node) are compared only among the nodes that reach it.
-  const int64_t top = *std::max_element(s.totals.begin(), s.totals.end());
-  size_t best = static_cast<size_t>(std::find(s.totals.begin(), s.totals.end(), top) - s.totals.begin());
-  for (size_t j = best + 1; j < feasibleCount; ++j)
-    if (s.totals[j] == top && s.feasibleNodes[j]->name() < s.feasibleNodes[best]->name()) best = j;
-  decision.selected = s.feasibleNodes[best];
-  decision.selectedTotal = s.totals[best];
+  if (!normalizeAndSelect(decision, profile, state, pod, skippedScores, count, s)) return decision;
 
   if (full) {
     for (size_t j = 0; j < feasibleCount; ++j) {
@@ -325,9 +341,189 @@ Decision run(const Profile& profile, const Pod& pod, const ClusterView& view, si
   return decision;
 }
 
+// The index of a rejection among the entry's distinct ones, plus one (0 is
+// "feasible"); 0 when there are too many to keep.
+uint16_t verdictOf(DecisionCache::Entry& e, const Status& status, std::string_view plugin) {
+  for (size_t i = e.rejections.size(); i-- > 0;) {
+    const Status& known = e.rejections[i];
+    if (known.code() == status.code() && known.plugin() == plugin &&
+        known.sharedReasons().identity() == status.sharedReasons().identity())
+      return static_cast<uint16_t>(i + 1);
+  }
+  if (e.rejections.size() >= UINT16_MAX - 1) return 0;
+  Status copy = status;
+  copy.setPlugin(plugin);
+  e.rejections.push_back(std::move(copy));
+  return static_cast<uint16_t>(e.rejections.size());
+}
+
+// Engine::place through the decision cache (Detail::Summary): the entry's
+// results are brought up to date on the nodes whose version changed, then
+// every node's verdict is counted and the feasible nodes' raw scores are
+// normalised and totalled as run() does. Empty when the entry cannot be used
+// (PreFilter rejected the pod, a plugin failed, too many distinct
+// rejections): run() then decides, and reports what happened.
+std::optional<Decision> runCached(const Profile& profile, DecisionCache::Entry& e, const ClusterView& view) {
+  const std::span<const NodeInfo> nodes = view.nodes();
+  const size_t count = nodes.size();
+  if (e.unusable || count == 0 || count > UINT32_MAX) return std::nullopt;
+  const auto& scorePlugins = profile.scorePlugins();
+  const Pod& pod = e.pod;
+
+  if (!e.prepared) {
+    std::vector<std::string_view> skippedFilters;
+    for (const PreFilterPlugin* plugin : profile.preFilterPlugins()) {
+      Status status = plugin->preFilter(e.state, pod, view);
+      if (status.isSuccess()) continue;
+      if (!status.isSkip()) {
+        e.unusable = true;
+        return std::nullopt;
+      }
+      skippedFilters.push_back(plugin->name());
+    }
+    for (const FilterPlugin* f : profile.filterPlugins())
+      if (!hasName(f->name(), skippedFilters)) e.filters.push_back(f);
+    e.versions.assign(count, 0);
+    e.verdicts.assign(count, 0);
+    e.raw.assign(scorePlugins.size() * count, 0);
+    e.prepared = true;
+  }
+
+  Scratch& s = scratch;
+  const std::span<const uint64_t> versions = view.nodeVersions();
+  static_assert(kTile == AccountingStripes::kNodesPerStripe, "a tile is one accounting stripe");
+  for (size_t tileStart = 0; tileStart < count; tileStart += kTile) {
+    const size_t tileEnd = std::min(count, tileStart + kTile);
+    // The tile is one stripe: its first node's guard holds them all.
+    const NodeInfo* first = &nodes[tileStart];
+    AccountingReadGuard guard(view, std::span<const NodeInfo* const>(&first, 1));
+    s.changed.clear();
+    s.changedNodes.clear();
+    for (size_t i = tileStart; i < tileEnd; ++i) {
+      if (e.versions[i] == versions[i]) continue;
+      s.changed.push_back(static_cast<uint32_t>(i));
+      s.changedNodes.push_back(&nodes[i]);
+    }
+    if (s.changed.empty()) continue;
+    // Filters in profile order over the nodes still feasible: the first that
+    // rejects a node gives its verdict, as in run().
+    for (const FilterPlugin* plugin : e.filters) {
+      if (s.changed.empty()) break;
+      s.sink.clear();
+      plugin->filterAll(e.state, pod, s.changedNodes, s.sink);
+      const auto& rejected = s.sink.rejected();
+      if (rejected.empty()) continue;
+      size_t kept = 0;
+      size_t next = 0;
+      for (size_t j = 0; j < s.changed.size(); ++j) {
+        if (next < rejected.size() && rejected[next].first == j) {
+          const Status* status = rejected[next++].second;
+          const uint16_t verdict = status->isRejected() ? verdictOf(e, *status, plugin->name()) : 0;
+          if (verdict == 0) {
+            e.unusable = true;
+            return std::nullopt;
+          }
+          e.verdicts[s.changed[j]] = verdict;
+          e.versions[s.changed[j]] = versions[s.changed[j]];
+          continue;
+        }
+        s.changed[kept] = s.changed[j];
+        s.changedNodes[kept] = s.changedNodes[j];
+        ++kept;
+      }
+      s.changed.resize(kept);
+      s.changedNodes.resize(kept);
+    }
+    if (s.changed.empty()) continue;
+    // PreScore once, when a node first passes (it reads no feasible list:
+    // Engine uses the cache only then); a Skip scores that plugin 0.
+    if (!e.preScored) {
+      std::vector<std::string_view> skippedScores;
+      for (const PreScorePlugin* plugin : profile.preScorePlugins()) {
+        Status status = plugin->preScore(e.state, pod, {}, view);
+        if (status.isSuccess()) continue;
+        if (!status.isSkip()) {
+          e.unusable = true;
+          return std::nullopt;
+        }
+        skippedScores.push_back(plugin->name());
+      }
+      for (size_t p = 0; p < scorePlugins.size(); ++p)
+        if (!hasName(scorePlugins[p].plugin->name(), skippedScores)) e.scoring.push_back(p);
+      e.preScored = true;
+    }
+    s.changedScores.resize(s.changed.size());
+    for (size_t p : e.scoring) {
+      scorePlugins[p].plugin->scoreAll(e.state, pod, s.changedNodes, s.changedScores);
+      int64_t* raw = e.raw.data() + p * count;
+      for (size_t j = 0; j < s.changed.size(); ++j) raw[s.changed[j]] = s.changedScores[j];
+    }
+    for (uint32_t i : s.changed) {
+      e.verdicts[i] = 0;
+      e.versions[i] = versions[i];
+    }
+  }
+
+  // Every node's verdict, counted; the feasible ones' raw scores gathered.
+  Decision decision;
+  decision.nodeCount = count;
+  s.verdictCounts.assign(e.rejections.size() + 1, 0);
+  s.feasible.clear();
+  s.feasibleNodes.clear();
+  for (size_t i = 0; i < count; ++i) {
+    const uint16_t verdict = e.verdicts[i];
+    ++s.verdictCounts[verdict];
+    if (verdict == 0) {
+      s.feasible.push_back(static_cast<uint32_t>(i));
+      s.feasibleNodes.push_back(&nodes[i]);
+    }
+  }
+  for (size_t v = 1; v < s.verdictCounts.size(); ++v)
+    if (s.verdictCounts[v] > 0) countReasons(decision.reasonCounts, e.rejections[v - 1].reasons(), s.verdictCounts[v]);
+  std::sort(decision.reasonCounts.begin(), decision.reasonCounts.end());
+  const size_t feasibleCount = s.feasible.size();
+  decision.feasibleCount = feasibleCount;
+  if (feasibleCount == 0) return decision;
+
+  s.scores.resize(scorePlugins.size() * feasibleCount);
+  std::vector<std::string_view> skippedScores;
+  for (size_t p = 0, next = 0; p < scorePlugins.size(); ++p) {
+    int64_t* out = s.scores.data() + p * feasibleCount;
+    if (next < e.scoring.size() && e.scoring[next] == p) {
+      ++next;
+      const int64_t* raw = e.raw.data() + p * count;
+      for (size_t j = 0; j < feasibleCount; ++j) out[j] = raw[s.feasible[j]];
+    } else {
+      skippedScores.push_back(scorePlugins[p].plugin->name());
+    }
+  }
+  normalizeAndSelect(decision, profile, e.state, pod, skippedScores, feasibleCount, s);
+  return decision;
+}
+
+bool reusableProfile(const Profile& profile) {
+  auto reusable = [](const Plugin* p) { return p->resultsReusable(); };
+  const auto& preScore = profile.preScorePlugins();
+  return std::all_of(profile.preFilterPlugins().begin(), profile.preFilterPlugins().end(), reusable) &&
+         std::all_of(profile.filterPlugins().begin(), profile.filterPlugins().end(), reusable) &&
+         std::all_of(preScore.begin(), preScore.end(), reusable) &&
+         std::none_of(preScore.begin(), preScore.end(), [](const PreScorePlugin* p) { return p->preScoreReadsFeasibleNodes(); }) &&
+         std::all_of(profile.scorePlugins().begin(), profile.scorePlugins().end(),
+                     [](const WeightedScorePlugin& p) { return p.plugin->resultsReusable(); });
+}
+
 }  // namespace
 
+Engine::Engine(std::shared_ptr<const Profile> profile, size_t cacheCapacity) : profile_(std::move(profile)) {
+  if (cacheCapacity > 0 && reusableProfile(*profile_)) cache_ = std::make_shared<DecisionCache>(cacheCapacity);
+}
+
 Decision Engine::place(const Pod& pod, const ClusterView& view, Detail detail) const {
+  if (cache_ && detail == Detail::Summary) {
+    if (std::optional<DecisionCache::Lease> entry = cache_->lease(pod, view.staticGeneration())) {
+      if (std::optional<Decision> decision = runCached(*profile_, **entry, view)) return std::move(*decision);
+    }
+  }
   std::span<const NodeInfo> nodes = view.nodes();
   return run(*profile_, pod, view, nodes.size(), [&](size_t i) -> const NodeInfo& { return nodes[i]; }, detail);
 }

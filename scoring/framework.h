@@ -146,6 +146,15 @@ class Plugin {
  public:
   virtual ~Plugin() = default;
   virtual std::string_view name() const = 0;
+  // Whether the engine may keep this plugin's results for a pod and reuse them
+  // for a pod that schedules the same way (scoring/decision_cache.h), running
+  // it again only on nodes that changed. True only when PreFilter and PreScore
+  // read nothing but the pod and the view's node set, labels, taints, images
+  // and cordons, and Filter and Score for a node read nothing but the pod, the
+  // cycle state and that node (its fields and accounting): not other pods of
+  // the view (pod affinity, topology spread), not other nodes' accounting.
+  // Reads of the pod stay within sameSchedulingFields() (no labels, no name).
+  virtual bool resultsReusable() const { return false; }
 };
 
 class PreFilterPlugin : public virtual Plugin {

@@ -136,9 +136,11 @@ struct Container {
     Resources requests;
     bool hasCpu = false;
     bool hasMemory = false;
+    bool operator==(const StatusRequests&) const = default;
   };
   std::optional<StatusRequests> allocatedRequests;
   std::optional<StatusRequests> actuatedRequests;
+  bool operator==(const Container&) const = default;
 };
 
 struct Pod {
@@ -165,6 +167,7 @@ struct Pod {
     Resources requests;  // cpu, memory and hugepages-* only
     bool hasCpu = false;
     bool hasMemory = false;
+    bool operator==(const PodLevelRequests&) const = default;
   };
   std::optional<PodLevelRequests> podLevelRequests;
   int32_t priority = 0;

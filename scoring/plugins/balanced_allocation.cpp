@@ -28,6 +28,7 @@ class BalancedAllocation final : public PreScorePlugin, public ScorePlugin {
       : allocation_(std::move(args.resources), RequestBasis::Actual) {}
 
   std::string_view name() const override { return names::kNodeResourcesBalancedAllocation; }
+  bool resultsReusable() const override { return true; }  // see Plugin
 
   bool preScoreReadsFeasibleNodes() const override { return false; }
 

@@ -45,6 +45,7 @@ int64_t sizeOnNode(const Node& node, std::string_view image) {
 class ImageLocality final : public PreScorePlugin, public ScorePlugin {
  public:
   std::string_view name() const override { return names::kImageLocality; }
+  bool resultsReusable() const override { return true; }  // see Plugin
 
   bool preScoreReadsFeasibleNodes() const override { return false; }
 

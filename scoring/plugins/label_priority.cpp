@@ -17,6 +17,7 @@ class LabelPriority final : public PreFilterPlugin, public FilterPlugin, public 
       : args_(std::move(args)), reason_("node(s) didn't have label " + args_.label) {}
 
   std::string_view name() const override { return names::kLabelPriority; }
+  bool resultsReusable() const override { return true; }  // see Plugin
 
   Status preFilter(CycleState&, const Pod&, const ClusterView&) const override {
     return args_.filterNodesWithoutLabel ? Status::success() : Status::skip();

@@ -499,6 +499,7 @@ class NodeAffinityPlugin final : public PreFilterPlugin, public FilterPlugin, pu
       : addedRequired_(std::move(addedRequired)), addedPreferred_(std::move(addedPreferred)) {}
 
   std::string_view name() const override { return names::kNodeAffinity; }
+  bool resultsReusable() const override { return true; }  // see Plugin
 
   Status preFilter(CycleState& state, const Pod& pod, const ClusterView& view) const override {
     const bool required = hasRequiredAffinity(pod);

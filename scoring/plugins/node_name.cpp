@@ -13,6 +13,7 @@ namespace {
 class NodeName final : public PreFilterPlugin, public FilterPlugin {
  public:
   std::string_view name() const override { return names::kNodeName; }
+  bool resultsReusable() const override { return true; }  // see Plugin
 
   // Not an upstream extension point for this plugin: it only lets the engine
   // skip Filter for the common pod without spec.nodeName.

@@ -47,6 +47,7 @@ std::vector<HostPort> wantedHostPorts(const Pod& pod) {
 class NodePorts final : public PreFilterPlugin, public FilterPlugin {
  public:
   std::string_view name() const override { return names::kNodePorts; }
+  bool resultsReusable() const override { return true; }  // see Plugin
 
   Status preFilter(CycleState& state, const Pod& pod, const ClusterView&) const override {
     std::vector<HostPort> ports = wantedHostPorts(pod);

@@ -191,6 +191,7 @@ class NodeResourcesFit final : public PreFilterPlugin, public FilterPlugin, publ
   }
 
   std::string_view name() const override { return names::kNodeResourcesFit; }
+  bool resultsReusable() const override { return true; }  // see Plugin
 
   Status preFilter(CycleState& state, const Pod& pod, const ClusterView&) const override {
     auto request = std::make_unique<PodFitRequest>();

@@ -15,6 +15,7 @@ namespace {
 class NodeUnschedulable final : public FilterPlugin {
  public:
   std::string_view name() const override { return names::kNodeUnschedulable; }
+  bool resultsReusable() const override { return true; }  // see Plugin
 
   Status filter(const CycleState&, const Pod& pod, const NodeInfo& node) const override {
     if (!node.node.unschedulable) return Status::success();

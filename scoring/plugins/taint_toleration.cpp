@@ -81,6 +81,7 @@ bool sharesTaintSet(const NodeInfo& node) {
 class TaintToleration final : public FilterPlugin, public ScorePlugin {
  public:
   std::string_view name() const override { return names::kTaintToleration; }
+  bool resultsReusable() const override { return true; }  // see Plugin
 
   Status filter(const CycleState&, const Pod& pod, const NodeInfo& node) const override {
     const Taint* taint = findUntoleratedScheduleTaint(node.node.taints, pod.tolerations);

@@ -1,0 +1,96 @@
+#include "scoring/decision_cache.h"
+
+#include <functional>
+#include <optional>
+
+namespace placer {
+
+// A field added to Pod must be sorted into one of the two lists below: compared
+// (a plugin may read it) or left out (identity, labels, annotations, status).
+static_assert(sizeof(Pod) == 888, "Pod changed: decide whether sameSchedulingFields compares the new field");
+
+bool sameSchedulingFields(const Pod& a, const Pod& b) {
+  // Left out: name, generateName, uid, labels, annotations, phase,
+  // terminating, resizeInfeasible, ownerKind.
+  return a.namespace_ == b.namespace_ && a.nodeName == b.nodeName && a.schedulerName == b.schedulerName &&
+         a.requests == b.requests && a.nonZeroRequests == b.nonZeroRequests && a.hostPorts == b.hostPorts &&
+         a.overhead == b.overhead && a.podLevelRequests == b.podLevelRequests && a.priority == b.priority &&
+         a.schedulingGates == b.schedulingGates && a.hasPvcVolume == b.hasPvcVolume &&
+         a.hasEphemeralVolume == b.hasEphemeralVolume && a.nodeSelector == b.nodeSelector &&
+         a.nodeAffinity == b.nodeAffinity && a.tolerations == b.tolerations && a.podAffinity == b.podAffinity &&
+         a.podAntiAffinity == b.podAntiAffinity && a.topologySpreadConstraints == b.topologySpreadConstraints &&
+         a.containers == b.containers && a.initContainers == b.initContainers;
+}
+
+size_t schedulingHash(const Pod& pod) {
+  // A few cheap fields; sameSchedulingFields settles the rest.
+  size_t h = std::hash<std::string>{}(pod.namespace_);
+  auto mix = [&h](size_t v) { h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2); };
+  mix(static_cast<size_t>(pod.requests.milliCpu));
+  mix(static_cast<size_t>(pod.requests.memory));
+  mix(pod.containers.size());
+  mix(pod.initContainers.size());
+  mix(pod.tolerations.size());
+  mix(pod.nodeSelector.size());
+  mix(pod.nodeAffinity.has_value());
+  if (!pod.containers.empty()) mix(std::hash<std::string>{}(pod.containers.front().image));
+  return h;
+}
+
+void DecisionCache::reset(Entry& entry, const Pod& pod, size_t hash, uint64_t generation) {
+  entry.hash = hash;
+  entry.pod = pod;
+  entry.generation = generation;
+  entry.prepared = false;
+  entry.unusable = false;
+  entry.state = CycleState();
+  entry.filters.clear();
+  entry.preScored = false;
+  entry.scoring.clear();
+  entry.rejections.clear();
+  // The per-node arrays are sized by the engine when it prepares the entry.
+}
+
+std::optional<DecisionCache::Lease> DecisionCache::lease(const Pod& pod, uint64_t generation) {
+  const size_t hash = schedulingHash(pod);
+  std::lock_guard lock(mutex_);
+  ++clock_;
+  // An entry of this pod and generation, free.
+  for (const std::shared_ptr<Entry>& e : entries_) {
+    if (e->hash != hash || e->generation != generation) continue;
+    std::unique_lock held(e->busy, std::try_to_lock);
+    if (!held.owns_lock()) continue;
+    if (!sameSchedulingFields(e->pod, pod)) continue;
+    e->lastUse = clock_;
+    return Lease(e, std::move(held));
+  }
+  // A new entry, or the least recently used free one.
+  if (entries_.size() < capacity_) {
+    auto e = std::make_shared<Entry>();
+    std::unique_lock held(e->busy);
+    reset(*e, pod, hash, generation);
+    e->lastUse = clock_;
+    entries_.push_back(e);
+    return Lease(std::move(e), std::move(held));
+  }
+  std::shared_ptr<Entry> oldest;
+  std::unique_lock<std::mutex> oldestHeld;
+  for (const std::shared_ptr<Entry>& e : entries_) {
+    if (oldest && e->lastUse >= oldest->lastUse) continue;
+    std::unique_lock held(e->busy, std::try_to_lock);
+    if (!held.owns_lock()) continue;
+    oldest = e;
+    oldestHeld = std::move(held);
+  }
+  if (!oldest) return std::nullopt;
+  reset(*oldest, pod, hash, generation);
+  oldest->lastUse = clock_;
+  return Lease(std::move(oldest), std::move(oldestHeld));
+}
+
+size_t DecisionCache::size() const {
+  std::lock_guard lock(mutex_);
+  return entries_.size();
+}
+
+}  // namespace placer

@@ -1,0 +1,97 @@
+#pragma once
+// The engine's decision cache: a decision's per-node results, kept for the
+// next pod that schedules the same way, so that deciding again recomputes
+// only the nodes that changed in between.
+//
+// Pods created together are mostly replicas of one template: they differ in
+// name and labels, not in anything a plugin reads. For such a pod the engine
+// reuses, per node, the filter verdict and the raw scores of an earlier
+// decision, and runs the plugins again only on nodes whose version changed
+// (ClusterView::nodeVersions(): a reservation, a pod bound or gone, a node
+// update). Normalising, totalling and selecting always run over every node,
+// so a decision from the cache is exactly the decision without it.
+//
+// An entry is valid for one view generation (ClusterView::staticGeneration():
+// the node set, labels, taints, images and cordons as they were); any change
+// there empties it. Only profiles whose plugins all allow it use the cache
+// (Plugin::resultsReusable()).
+//
+// Thread-safety: lease() may be called from any thread; an entry is used by
+// one decision at a time (the lease holds it), and a pod whose entries are
+// all in use gets a new one.
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string_view>
+#include <vector>
+
+#include "scoring/framework.h"
+#include "scoring/model.h"
+
+namespace placer {
+
+// Whether two pods schedule identically: equal in everything a plugin may read
+// of a pod, which is all but its identity (name, generateName, uid), labels,
+// annotations, status (phase, terminating, resize) and owner.
+bool sameSchedulingFields(const Pod& a, const Pod& b);
+size_t schedulingHash(const Pod& pod);
+
+class DecisionCache {
+ public:
+  // Filled by the engine. Every per-node array is indexed by position in
+  // ClusterView::nodes().
+  struct Entry {
+    std::mutex busy;  // held by the lease
+    size_t hash = 0;
+    Pod pod;  // the pod the results were computed for: every plugin call gets this one
+    uint64_t generation = 0;
+    uint64_t lastUse = 0;
+    bool prepared = false;  // PreFilter ran for this generation
+    bool unusable = false;  // this generation's results cannot be kept (PreFilter rejected, an error)
+
+    CycleState state;
+    std::vector<const FilterPlugin*> filters;  // in profile order, PreFilter's skips left out
+    bool preScored = false;
+    std::vector<size_t> scoring;  // score plugins PreScore did not skip
+
+    std::vector<uint64_t> versions;  // the node version the results are for; 0: none yet
+    std::vector<uint16_t> verdicts;  // 0: feasible; else 1 + index into rejections
+    std::deque<Status> rejections;   // distinct rejections, plugin set
+    std::vector<int64_t> raw;        // raw scores, plugin-major with stride = node count
+  };
+
+  class Lease {
+   public:
+    Lease(std::shared_ptr<Entry> entry, std::unique_lock<std::mutex> lock)
+        : entry_(std::move(entry)), lock_(std::move(lock)) {}
+    Entry& operator*() const { return *entry_; }
+    Entry* operator->() const { return entry_.get(); }
+
+   private:
+    std::shared_ptr<Entry> entry_;
+    std::unique_lock<std::mutex> lock_;
+  };
+
+  explicit DecisionCache(size_t capacity) : capacity_(capacity) {}
+
+  // An entry for the pod, held until the lease goes: one with results of this
+  // generation if one is free, else a fresh one (prepared == false), taking
+  // the place of the least recently used free entry when the cache is full.
+  // Empty when every entry is in use.
+  std::optional<Lease> lease(const Pod& pod, uint64_t generation);
+
+  size_t size() const;
+
+ private:
+  static void reset(Entry& entry, const Pod& pod, size_t hash, uint64_t generation);
+
+  const size_t capacity_;
+  mutable std::mutex mutex_;
+  std::vector<std::shared_ptr<Entry>> entries_;
+  uint64_t clock_ = 0;
+};
+
+}  // namespace placer
