@@ -62,6 +62,7 @@ std::optional<DecisionCache::Lease> DecisionCache::lease(const Pod& pod, uint64_
     if (!held.owns_lock()) continue;
     if (!sameSchedulingFields(e->pod, pod)) continue;
     e->lastUse = clock_;
+    ++stats_.hits;
     return Lease(e, std::move(held));
   }
   // A new entry, or the least recently used free one.
@@ -71,6 +72,7 @@ std::optional<DecisionCache::Lease> DecisionCache::lease(const Pod& pod, uint64_
     reset(*e, pod, hash, generation);
     e->lastUse = clock_;
     entries_.push_back(e);
+    ++stats_.misses;
     return Lease(std::move(e), std::move(held));
   }
   std::shared_ptr<Entry> oldest;
@@ -82,15 +84,24 @@ std::optional<DecisionCache::Lease> DecisionCache::lease(const Pod& pod, uint64_
     oldest = e;
     oldestHeld = std::move(held);
   }
-  if (!oldest) return std::nullopt;
+  if (!oldest) {
+    ++stats_.busy;
+    return std::nullopt;
+  }
   reset(*oldest, pod, hash, generation);
   oldest->lastUse = clock_;
+  ++stats_.misses;
   return Lease(std::move(oldest), std::move(oldestHeld));
 }
 
 size_t DecisionCache::size() const {
   std::lock_guard lock(mutex_);
   return entries_.size();
+}
+
+DecisionCache::Stats DecisionCache::stats() const {
+  std::lock_guard lock(mutex_);
+  return stats_;
 }
 
 }  // namespace placer

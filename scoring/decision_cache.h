@@ -85,6 +85,16 @@ class DecisionCache {
 
   size_t size() const;
 
+  // What lease() answered since the cache was made: an entry with results of
+  // the view's generation (hits), a fresh or recycled entry (misses), nothing
+  // because every entry was in use (busy).
+  struct Stats {
+    uint64_t hits = 0;
+    uint64_t misses = 0;
+    uint64_t busy = 0;
+  };
+  Stats stats() const;
+
  private:
   static void reset(Entry& entry, const Pod& pod, size_t hash, uint64_t generation);
 
@@ -92,6 +102,7 @@ class DecisionCache {
   mutable std::mutex mutex_;
   std::vector<std::shared_ptr<Entry>> entries_;
   uint64_t clock_ = 0;
+  Stats stats_;  // under mutex_
 };
 
 }  // namespace placer

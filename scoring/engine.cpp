@@ -342,13 +342,19 @@ Decision run(const Profile& profile, const Pod& pod, const ClusterView& view, si
 }
 
 // The index of a rejection among the entry's distinct ones, plus one (0 is
-// "feasible"); 0 when there are too many to keep.
+// "feasible"); 0 when there are too many to keep. Matched by identity first
+// (memoised and static rejections), then by text, so that a plugin handing out
+// a fresh Status per rejection does not grow the list with every decision.
 uint16_t verdictOf(DecisionCache::Entry& e, const Status& status, std::string_view plugin) {
+  auto sameKind = [&](const Status& known) { return known.code() == status.code() && known.plugin() == plugin; };
   for (size_t i = e.rejections.size(); i-- > 0;) {
     const Status& known = e.rejections[i];
-    if (known.code() == status.code() && known.plugin() == plugin &&
-        known.sharedReasons().identity() == status.sharedReasons().identity())
+    if (sameKind(known) && known.sharedReasons().identity() == status.sharedReasons().identity())
       return static_cast<uint16_t>(i + 1);
+  }
+  for (size_t i = e.rejections.size(); i-- > 0;) {
+    const Status& known = e.rejections[i];
+    if (sameKind(known) && known.sharedReasons() == status.sharedReasons()) return static_cast<uint16_t>(i + 1);
   }
   if (e.rejections.size() >= UINT16_MAX - 1) return 0;
   Status copy = status;

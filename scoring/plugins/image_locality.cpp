@@ -26,14 +26,11 @@ struct PodImages final : StateData {
   int64_t numContainers = 0;
   // Sum over the pod's images held, by NodeInfo::id, built image-major from the
   // view's holder lists (one sequential pass instead of a search per node).
-  std::span<const int64_t> sumByNodeId;  // in the thread's buffer below
-  const ClusterView* view = nullptr;     // whose NodeInfo::id index sumByNodeId
+  // Owned: the engine's decision cache keeps this state for later decisions,
+  // on other threads (a thread's reused buffer would be overwritten meanwhile).
+  std::vector<int64_t> sumByNodeId;
+  const ClusterView* view = nullptr;  // whose NodeInfo::id index sumByNodeId
 };
-
-// sumByNodeId's storage, reused by the decisions of a thread (a decision runs
-// on one thread, start to end): 15,000 nodes would otherwise allocate and free
-// 120 KB per decision.
-thread_local std::vector<int64_t> sumBuffer;
 
 int64_t sizeOnNode(const Node& node, std::string_view image) {
   for (const NodeImage& held : node.images)
@@ -64,12 +61,11 @@ class ImageLocality final : public PreScorePlugin, public ScorePlugin {
     for (const Container& c : pod.initContainers) add(c);
     for (const Container& c : pod.containers) add(c);
     if (data->images.empty()) return Status::skip();
-    std::vector<int64_t>& sums = sumBuffer;
+    std::vector<int64_t>& sums = data->sumByNodeId;
     sums.assign(view.nodeIdBound(), 0);
     for (const PodImages::Image& image : data->images)
       for (const auto& [nodeId, size] : view.imageHolders(image.id))
         if (size > 0) sums[nodeId] += static_cast<int64_t>(static_cast<double>(size) * image.spread);
-    data->sumByNodeId = sums;
     data->view = &view;
     state.write(kStateKey, std::move(data));
     return Status::success();

@@ -1,0 +1,261 @@
+// The engine's decision cache (scoring/decision_cache.h) must never change a
+// decision: an engine with it and one without are run side by side over a
+// generated cluster while the view changes under them the ways it changes in
+// a cluster (reservations, pods bound and gone, kubelet status updates, label
+// and taint changes, nodes added and removed), and every decision is compared.
+
+#include "scoring/decision_cache.h"
+
+#include <random>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "scoring/cluster_state.h"
+#include "scoring/engine.h"
+#include "scoring/profile.h"
+#include "test/support/cluster_generator.h"
+
+namespace placer {
+namespace {
+
+std::string describe(const Decision& d) {
+  std::string out = d.selected ? d.selected->name() : std::string("<none>");
+  out += " total=" + std::to_string(d.selectedTotal) + " feasible=" + std::to_string(d.feasibleCount) + "/" +
+         std::to_string(d.nodeCount);
+  if (d.failure) out += " failure=" + d.failure->reasons().front();
+  if (d.preFilterRejection) out += " prefilter=" + d.preFilterRejection->reasons().front();
+  out += " | " + d.unschedulableMessage();
+  return out;
+}
+
+Reservation reservationFor(const Pod& pod, const std::string& node, int n) {
+  Reservation r;
+  r.id = "review-" + std::to_string(n);
+  r.nodeName = node;
+  r.podKey = pod.namespace_ + "/" + pod.generateName;
+  r.requests = pod.requests;
+  r.nonZeroRequests = pod.nonZeroRequests;
+  r.hostPorts = pod.hostPorts;
+  return r;
+}
+
+// The generator's pending pods (its six shapes over twenty apps), a pod with a
+// host port, one that no node fits, and one selecting a label no node has yet.
+std::vector<Pod> pendingPods(const GeneratorParams& params) {
+  std::vector<Pod> out;
+  for (int i = 0; i < 24; ++i) out.push_back(generatePendingPodObject(params, i));
+  Pod withPort = generatePendingPodObject(params, 0);
+  withPort.containers.front().hostPorts.push_back({"0.0.0.0", "TCP", 9100});
+  computePodRequests(withPort);
+  out.push_back(withPort);
+  Pod huge = generatePendingPodObject(params, 0);
+  huge.containers.front().requests.milliCpu = 1'000'000;
+  computePodRequests(huge);
+  out.push_back(huge);
+  Pod gold = generatePendingPodObject(params, 0);  // a label no node has until one is given it
+  gold.nodeSelector = {{"example.com/tier", "gold"}};
+  out.push_back(gold);
+  return out;
+}
+
+TEST(DecisionCache, DecisionsAreThoseOfTheEngineWithoutItWhileTheViewChanges) {
+  GeneratorParams params;
+  params.nodes = 300;
+  params.podsPerNode = 12;
+  MutableClusterView view;
+  fillClusterView(view, params);
+  const std::vector<Pod> pods = pendingPods(params);
+
+  // Fewer entries than pod shapes, so entries are also recycled.
+  Engine cached(Profile::defaults(), 8);
+  Engine plain(Profile::defaults(), 0);
+  ASSERT_NE(cached.cache(), nullptr);
+  ASSERT_EQ(plain.cache(), nullptr);
+
+  std::mt19937 random(7);  // fixed: the same sequence every run
+  auto pick = [&](size_t n) { return static_cast<size_t>(random() % n); };
+  std::vector<std::string> reservations;
+  std::vector<Pod> bound;
+  int added = 0;
+  int assigned = 0;
+  for (int step = 0; step < 4000; ++step) {
+    // Two ReplicaSets scaling up at once: runs of the same two pods, interleaved.
+    const Pod& pod = pods[(step / 10 + (step % 2) * 7) % pods.size()];
+    // The cached engine first: nothing of this decision may linger in a
+    // thread's buffers for it to find.
+    Decision got = cached.place(pod, view);
+    Decision expected = plain.place(pod, view);
+    ASSERT_EQ(describe(got), describe(expected)) << "step " << step << ", pod " << pod.generateName;
+    if (got.selected) ++assigned;
+
+    // Nodes join and leave rarely, so that results live through many other changes.
+    const size_t dice = pick(200);
+    switch (dice < 10 ? 0 : dice < 30 ? 1 : dice == 30 ? 2 : dice < 40 ? 3 : dice < 50 ? 4 : 5) {
+      case 0: {  // a kubelet status update: allocatable changes, nothing static does
+        Node node = view.nodes()[pick(view.nodes().size())].node;
+        node.allocatable.milliCpu += pick(2) ? 500 : -500;
+        node.resourceVersion += "x";
+        view.upsertNode(std::move(node));
+        break;
+      }
+      case 1: {  // labels, taints or images change: what the pods' affinities, tolerations and images read
+        Node node = view.nodes()[pick(view.nodes().size())].node;
+        auto setLabel = [&node](const std::string& key, std::string value) {
+          for (auto& [k, v] : node.labels)
+            if (k == key) {
+              v = std::move(value);
+              return;
+            }
+          node.labels.emplace_back(key, std::move(value));
+        };
+        switch (pick(7)) {
+          case 0: setLabel("topology.kubernetes.io/zone", pick(2) ? "us-east-1a" : "us-east-1x"); break;
+          case 1: setLabel("placer.io/pool", "highmem"); break;
+          case 2: node.taints.push_back({"example.com/drain", "", TaintEffect::NoSchedule}); break;
+          case 3: node.taints.clear(); break;
+          case 4: node.unschedulable = !node.unschedulable; break;
+          case 5: setLabel("example.com/tier", "gold"); break;
+          default:  // a pending pod's image pulled there: every node's image spread changes
+            node.images.push_back({{pods[pick(pods.size())].containers.front().image}, 300'000'000});
+            break;
+        }
+        view.upsertNode(std::move(node));
+        break;
+      }
+      case 2: {  // a node joins, another leaves
+        if (pick(2)) {
+          Node node = generateNodeObject(params, static_cast<int>(pick(static_cast<size_t>(params.nodes))));
+          node.name = "joined-" + std::to_string(++added);
+          view.upsertNode(std::move(node));
+        } else {
+          view.removeNode(view.nodes()[pick(view.nodes().size())].name());
+        }
+        break;
+      }
+      case 3: {  // a bound pod goes away
+        if (bound.empty()) break;
+        const size_t i = pick(bound.size());
+        view.removePod(podKey(bound[i]));
+        bound.erase(bound.begin() + static_cast<ptrdiff_t>(i));
+        break;
+      }
+      case 4: {  // a reservation expires
+        if (reservations.empty()) break;
+        view.release(reservations.back());
+        reservations.pop_back();
+        break;
+      }
+      default: {  // the decision is taken: reserved, and sometimes its pod arrives bound
+        if (!got.selected) break;
+        Reservation r = reservationFor(pod, got.selected->name(), step);
+        if (pick(3) == 0) {
+          Pod arrived = pod;
+          arrived.name = pod.generateName + std::to_string(step);
+          arrived.uid = "uid-" + std::to_string(step);
+          arrived.nodeName = got.selected->name();
+          view.upsertPod(arrived);
+          bound.push_back(std::move(arrived));
+        } else {
+          reservations.push_back(r.id);
+          ASSERT_TRUE(view.reserve(std::move(r)));
+        }
+        break;
+      }
+    }
+  }
+  const DecisionCache::Stats stats = cached.cache()->stats();
+  // The run is worth something only if it filled nodes and reused results.
+  EXPECT_GT(assigned, 1000);
+  EXPECT_GT(stats.hits, 1000u);
+  EXPECT_GT(stats.misses, 10u);
+  EXPECT_LE(cached.cache()->size(), 8u);
+}
+
+TEST(DecisionCache, PodsThatScheduleAlikeShareAnEntryAndOthersDoNot) {
+  GeneratorParams params;
+  Pod replica = generatePendingPodObject(params, 0);
+  Pod sibling = replica;
+  sibling.name = "web-abcde";
+  sibling.uid = "another";
+  sibling.labels.emplace_back("extra", "label");
+  sibling.annotations.emplace_back("note", "x");
+  EXPECT_TRUE(sameSchedulingFields(replica, sibling));
+  EXPECT_EQ(schedulingHash(replica), schedulingHash(sibling));
+
+  Pod moreCpu = replica;
+  moreCpu.containers.front().requests.milliCpu += 1;
+  computePodRequests(moreCpu);
+  EXPECT_FALSE(sameSchedulingFields(replica, moreCpu));
+  Pod otherNamespace = replica;
+  otherNamespace.namespace_ = "elsewhere";
+  EXPECT_FALSE(sameSchedulingFields(replica, otherNamespace));
+  Pod tolerating = replica;
+  tolerating.tolerations.push_back({"dedicated", TolerationOperator::Exists, "", TaintEffect::All, std::nullopt});
+  EXPECT_FALSE(sameSchedulingFields(replica, tolerating));
+
+  DecisionCache cache(4);
+  {
+    auto first = cache.lease(replica, 1);
+    ASSERT_TRUE(first);
+    (*first)->prepared = true;
+  }
+  {
+    auto again = cache.lease(sibling, 1);
+    ASSERT_TRUE(again);
+    EXPECT_TRUE((*again)->prepared) << "a sibling of the same template reuses the entry";
+    // While it is held, the same shape gets an entry of its own.
+    auto concurrent = cache.lease(replica, 1);
+    ASSERT_TRUE(concurrent);
+    EXPECT_FALSE((*concurrent)->prepared);
+  }
+  auto newView = cache.lease(replica, 2);
+  ASSERT_TRUE(newView);
+  EXPECT_FALSE((*newView)->prepared) << "results of another view generation are not reused";
+  EXPECT_EQ(cache.stats().hits, 1u);
+  EXPECT_EQ(cache.stats().misses, 3u);
+}
+
+TEST(DecisionCache, EveryEntryInUseMeansNoEntry) {
+  DecisionCache cache(2);
+  Pod pod = generatePendingPodObject(GeneratorParams{}, 0);
+  auto a = cache.lease(pod, 1);
+  auto b = cache.lease(pod, 1);
+  ASSERT_TRUE(a && b);
+  EXPECT_FALSE(cache.lease(pod, 1));
+  EXPECT_EQ(cache.stats().busy, 1u);
+}
+
+TEST(DecisionCache, ViewGenerationChangesWithStaticFieldsNotWithAccounting) {
+  GeneratorParams params;
+  params.nodes = 10;
+  params.podsPerNode = 2;
+  MutableClusterView view;
+  fillClusterView(view, params);
+  const uint64_t generation = view.staticGeneration();
+  const uint64_t version = view.nodeVersions()[3];
+
+  Node node = view.nodes()[3].node;
+  node.allocatable.memory -= 1;
+  view.upsertNode(node);
+  EXPECT_EQ(view.staticGeneration(), generation) << "a status update keeps the generation";
+  EXPECT_NE(view.nodeVersions()[3], version) << "but changes the node's version";
+
+  Pod pod = generatePendingPodObject(params, 0);
+  const uint64_t beforeReserve = view.nodeVersions()[3];
+  ASSERT_TRUE(view.reserve(reservationFor(pod, node.name, 1)));
+  EXPECT_NE(view.nodeVersions()[3], beforeReserve) << "a reservation changes the node's version";
+  EXPECT_EQ(view.staticGeneration(), generation);
+
+  node.unschedulable = true;
+  view.upsertNode(node);
+  EXPECT_NE(view.staticGeneration(), generation) << "a cordon changes the generation";
+
+  MutableClusterView other;
+  fillClusterView(other, params);
+  EXPECT_NE(other.staticGeneration(), view.staticGeneration()) << "no two views share a generation";
+}
+
+}  // namespace
+}  // namespace placer
