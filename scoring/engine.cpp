@@ -23,6 +23,7 @@ struct Scratch {
   std::vector<const NodeInfo*> changedNodes;
   std::vector<int64_t> changedScores;
   std::vector<int32_t> verdictCounts;
+  std::vector<uint32_t> feasiblePositions;  // assembleCached: parallel to feasible, positions in the view
 };
 thread_local Scratch scratch;
 
@@ -363,16 +364,15 @@ uint16_t verdictOf(DecisionCache::Entry& e, const Status& status, std::string_vi
   return static_cast<uint16_t>(e.rejections.size());
 }
 
-// Engine::place through the decision cache (Detail::Summary): the entry's
-// results are brought up to date on the nodes whose version changed, then
-// every node's verdict is counted and the feasible nodes' raw scores are
-// normalised and totalled as run() does. Empty when the entry cannot be used
-// (PreFilter rejected the pod, a plugin failed, too many distinct
-// rejections): run() then decides, and reports what happened.
-std::optional<Decision> runCached(const Profile& profile, DecisionCache::Entry& e, const ClusterView& view) {
+// Brings a decision-cache entry up to date: the plugins run again on the
+// view's nodes whose version changed since the entry's results were computed.
+// False when the entry cannot be used (PreFilter rejected the pod, a plugin
+// failed, too many distinct rejections): run() then decides, and reports what
+// happened. Each tile is refreshed under its accounting stripe, shared.
+bool refreshCached(const Profile& profile, DecisionCache::Entry& e, const ClusterView& view) {
   const std::span<const NodeInfo> nodes = view.nodes();
   const size_t count = nodes.size();
-  if (e.unusable || count == 0 || count > UINT32_MAX) return std::nullopt;
+  if (e.unusable || count == 0 || count > UINT32_MAX) return false;
   const auto& scorePlugins = profile.scorePlugins();
   const Pod& pod = e.pod;
 
@@ -383,7 +383,7 @@ std::optional<Decision> runCached(const Profile& profile, DecisionCache::Entry& 
       if (status.isSuccess()) continue;
       if (!status.isSkip()) {
         e.unusable = true;
-        return std::nullopt;
+        return false;
       }
       skippedFilters.push_back(plugin->name());
     }
@@ -427,7 +427,7 @@ std::optional<Decision> runCached(const Profile& profile, DecisionCache::Entry& 
           const uint16_t verdict = status->isRejected() ? verdictOf(e, *status, plugin->name()) : 0;
           if (verdict == 0) {
             e.unusable = true;
-            return std::nullopt;
+            return false;
           }
           e.verdicts[s.changed[j]] = verdict;
           e.versions[s.changed[j]] = versions[s.changed[j]];
@@ -450,7 +450,7 @@ std::optional<Decision> runCached(const Profile& profile, DecisionCache::Entry& 
         if (status.isSuccess()) continue;
         if (!status.isSkip()) {
           e.unusable = true;
-          return std::nullopt;
+          return false;
         }
         skippedScores.push_back(plugin->name());
       }
@@ -470,18 +470,46 @@ std::optional<Decision> runCached(const Profile& profile, DecisionCache::Entry& 
     }
   }
 
-  // Every node's verdict, counted; the feasible ones' raw scores gathered.
+  return true;
+}
+
+// A decision from an up-to-date entry, over `count` nodes of the view, the
+// i-th at position positionAt(i) of ClusterView::nodes(): their verdicts
+// counted as run() counts them, the feasible ones' raw scores normalised and
+// totalled over those nodes alone. Detail::Summary, FilterOnly or Totals (per
+// node outcomes in the order given, as run() fills them).
+template <class PositionAt>
+Decision assembleCached(const Profile& profile, const DecisionCache::Entry& e, const ClusterView& view, size_t count,
+                        PositionAt positionAt, Detail detail) {
+  const std::span<const NodeInfo> nodes = view.nodes();
+  const auto& scorePlugins = profile.scorePlugins();
+  const bool full = detail != Detail::Summary;
+  Scratch& s = scratch;
   Decision decision;
   decision.nodeCount = count;
+  if (full) decision.nodes.resize(count);
   s.verdictCounts.assign(e.rejections.size() + 1, 0);
   s.feasible.clear();
   s.feasibleNodes.clear();
+  s.feasiblePositions.clear();
   for (size_t i = 0; i < count; ++i) {
-    const uint16_t verdict = e.verdicts[i];
+    const uint32_t position = positionAt(i);
+    const uint16_t verdict = e.verdicts[position];
     ++s.verdictCounts[verdict];
+    if (full) {
+      NodeOutcome& outcome = decision.nodes[i];
+      outcome.node = &nodes[position];
+      if (verdict != 0) {
+        const Status& rejection = e.rejections[verdict - 1];
+        outcome.code = rejection.code();
+        outcome.reasons = rejection.sharedReasons();
+        outcome.failedPlugin = rejection.plugin();
+      }
+    }
     if (verdict == 0) {
       s.feasible.push_back(static_cast<uint32_t>(i));
-      s.feasibleNodes.push_back(&nodes[i]);
+      s.feasibleNodes.push_back(&nodes[position]);
+      s.feasiblePositions.push_back(position);
     }
   }
   for (size_t v = 1; v < s.verdictCounts.size(); ++v)
@@ -490,6 +518,10 @@ std::optional<Decision> runCached(const Profile& profile, DecisionCache::Entry& 
   const size_t feasibleCount = s.feasible.size();
   decision.feasibleCount = feasibleCount;
   if (feasibleCount == 0) return decision;
+  if (detail == Detail::FilterOnly) {
+    if (feasibleCount == 1) decision.selected = s.feasibleNodes[0];
+    return decision;
+  }
 
   s.scores.resize(scorePlugins.size() * feasibleCount);
   std::vector<std::string_view> skippedScores;
@@ -497,13 +529,15 @@ std::optional<Decision> runCached(const Profile& profile, DecisionCache::Entry& 
     int64_t* out = s.scores.data() + p * feasibleCount;
     if (next < e.scoring.size() && e.scoring[next] == p) {
       ++next;
-      const int64_t* raw = e.raw.data() + p * count;
-      for (size_t j = 0; j < feasibleCount; ++j) out[j] = raw[s.feasible[j]];
+      const int64_t* raw = e.raw.data() + p * nodes.size();
+      for (size_t j = 0; j < feasibleCount; ++j) out[j] = raw[s.feasiblePositions[j]];
     } else {
       skippedScores.push_back(scorePlugins[p].plugin->name());
     }
   }
-  normalizeAndSelect(decision, profile, e.state, pod, skippedScores, feasibleCount, s);
+  if (!normalizeAndSelect(decision, profile, e.state, e.pod, skippedScores, feasibleCount, s)) return decision;
+  if (full)
+    for (size_t j = 0; j < feasibleCount; ++j) decision.nodes[s.feasible[j]].total = s.totals[j];
   return decision;
 }
 
@@ -525,17 +559,30 @@ Engine::Engine(std::shared_ptr<const Profile> profile, size_t cacheCapacity) : p
 }
 
 Decision Engine::place(const Pod& pod, const ClusterView& view, Detail detail) const {
-  if (cache_ && detail == Detail::Summary) {
-    if (std::optional<DecisionCache::Lease> entry = cache_->lease(pod, view.staticGeneration())) {
-      if (std::optional<Decision> decision = runCached(*profile_, **entry, view)) return std::move(*decision);
-    }
-  }
   std::span<const NodeInfo> nodes = view.nodes();
+  if (cache_ && (detail == Detail::Summary || detail == Detail::FilterOnly || detail == Detail::Totals)) {
+    if (std::optional<DecisionCache::Lease> entry = cache_->lease(pod, view.staticGeneration());
+        entry && refreshCached(*profile_, **entry, view))
+      return assembleCached(*profile_, **entry, view, nodes.size(), [](size_t i) { return static_cast<uint32_t>(i); },
+                            detail);
+  }
   return run(*profile_, pod, view, nodes.size(), [&](size_t i) -> const NodeInfo& { return nodes[i]; }, detail);
 }
 
 Decision Engine::evaluate(const Pod& pod, const ClusterView& view, std::span<const NodeInfo* const> candidates,
-                          Detail detail) const {
+                          Detail detail, CacheUse cacheUse) const {
+  // The cache holds results for the view's own nodes: candidates that are
+  // copies (the extender's full Nodes) are computed directly.
+  const std::span<const NodeInfo> nodes = view.nodes();
+  if (cache_ && cacheUse == CacheUse::Reuse &&
+      (detail == Detail::FilterOnly || detail == Detail::Totals || detail == Detail::Summary) &&
+      std::all_of(candidates.begin(), candidates.end(), [&](const NodeInfo* n) { return view.holds(*n); })) {
+    if (std::optional<DecisionCache::Lease> entry = cache_->lease(pod, view.staticGeneration());
+        entry && refreshCached(*profile_, **entry, view))
+      return assembleCached(
+          *profile_, **entry, view, candidates.size(),
+          [&](size_t i) { return static_cast<uint32_t>(candidates[i] - nodes.data()); }, detail);
+  }
   return run(*profile_, pod, view, candidates.size(), [&](size_t i) -> const NodeInfo& { return *candidates[i]; },
              detail);
 }

@@ -73,11 +73,18 @@ class Engine {
   static constexpr size_t kDefaultCacheCapacity = 64;
   explicit Engine(std::shared_ptr<const Profile> profile, size_t cacheCapacity = kDefaultCacheCapacity);
 
-  // Every node of the view.
+  // Whether evaluate() may go through the decision cache. Reusing it brings
+  // the pod's results up to date on every node of the view that changed
+  // (a pass over all their versions): worth it for many candidates (the
+  // extender's NodeNames), not for a few (admission's confirm step, which runs
+  // while it holds the chosen node's stripe exclusively).
+  enum class CacheUse : uint8_t { Bypass, Reuse };
+
+  // Every node of the view. Detail::Full always computes every node (explain).
   Decision place(const Pod& pod, const ClusterView& view, Detail detail = Detail::Summary) const;
   // Only the given candidates (extender requests); view supplies cluster-wide facts.
   Decision evaluate(const Pod& pod, const ClusterView& view, std::span<const NodeInfo* const> candidates,
-                    Detail detail) const;
+                    Detail detail, CacheUse cacheUse = CacheUse::Bypass) const;
 
   const Profile& profile() const { return *profile_; }
   // Null when the profile's plugins do not allow it, or its capacity is 0.

@@ -657,7 +657,8 @@ HttpResponse extenderFilter(const ExtenderContext& context, std::string_view bod
   return context.state->readForDecision([&](const ClusterView& view) {
     Candidates c = resolveCandidates(args, view);
     // filter_onlyone needs the choice, so scores; filter only the verdicts.
-    Decision d = context.engine->evaluate(args.pod, view, c.infos, onlyOne ? Detail::Totals : Detail::FilterOnly);
+    Decision d = context.engine->evaluate(args.pod, view, c.infos, onlyOne ? Detail::Totals : Detail::FilterOnly,
+                                          Engine::CacheUse::Reuse);
     if (d.failure) return filterError(d.unschedulableMessage());
 
     // Outcomes follow the candidates, candidates the request: every list below
@@ -705,7 +706,7 @@ HttpResponse extenderPrioritize(const ExtenderContext& context, std::string_view
 
   return context.state->readForDecision([&](const ClusterView& view) {
     Candidates c = resolveCandidates(args, view);
-    Decision d = context.engine->evaluate(args.pod, view, c.infos, Detail::Totals);
+    Decision d = context.engine->evaluate(args.pod, view, c.infos, Detail::Totals, Engine::CacheUse::Reuse);
     const size_t count = args.cacheCapable ? args.nodeNames.size() : args.nodes.size();
     auto hostName = [&](size_t i) -> std::string_view {
       return args.cacheCapable ? args.nodeNames[i] : std::string_view(c.owned[i].name());

@@ -1,5 +1,7 @@
 #include "webhook/webhook_routes.h"
 
+#include <mutex>
+
 #include <nlohmann/json.hpp>
 
 #include "webhook/admission.h"
@@ -85,6 +87,25 @@ std::vector<Route> webhookRoutes(const WebhookContext& context) {
     });
     synced.set(feed == nullptr || feed->synced() ? 1 : 0);
   });
+
+  if (context.engine && context.engine->cache() != nullptr) {
+    // Counters mirror the cache's own counts when scraped.
+    constexpr std::string_view kName = "placer_decision_cache_lookups_total";
+    constexpr std::string_view kHelp =
+        "Decisions by what the engine's decision cache held for their pod: hit (results reused, recomputed only "
+        "on nodes that changed), miss (computed in full and kept), busy (every entry in use: computed without it).";
+    Counter& hits = m.counter(kName, kHelp, {{"result", "hit"}});
+    Counter& misses = m.counter(kName, kHelp, {{"result", "miss"}});
+    Counter& busy = m.counter(kName, kHelp, {{"result", "busy"}});
+    auto scrapes = std::make_shared<std::mutex>();  // two scrapes at once must not add a difference twice
+    m.addCollector([engine = context.engine, scrapes, &hits, &misses, &busy] {
+      std::lock_guard lock(*scrapes);
+      const DecisionCache::Stats stats = engine->cache()->stats();
+      hits.inc(stats.hits - hits.value());
+      misses.inc(stats.misses - misses.value());
+      busy.inc(stats.busy - busy.value());
+    });
+  }
 
   auto mutate = std::make_shared<MutateRoute>(MutateRoute{context, AdmissionMetrics(m)});
   MetricsRegistry* metrics = context.metrics;

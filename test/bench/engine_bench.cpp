@@ -1,5 +1,9 @@
 // One scheduling decision with the default profile over every node of a
 // generated cluster (30 pods per node), and the memory the cluster view takes.
+// BM_Place* run the engine without its decision cache (every node computed);
+// BM_Cache* measure the cache: replicas of one template decided one after the
+// other while each decision's reservation changes a node, and the cost of a
+// miss when more pod shapes cycle than the cache holds.
 //
 //   build-*/test/bench/engine_bench --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
 //
@@ -8,6 +12,8 @@
 
 #include <map>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include <benchmark/benchmark.h>
 
@@ -47,7 +53,7 @@ void BM_PlaceDefaultProfile(benchmark::State& state) {
   const int nodes = static_cast<int>(state.range(0));
   const MutableClusterView& view = viewOf(nodes);
   Pod pod = generatePendingPodObject(paramsFor(nodes), static_cast<int>(state.range(1)));
-  Engine engine(Profile::defaults());
+  Engine engine(Profile::defaults(), 0);
   size_t feasible = 0;
   for (auto _ : state) {
     Decision decision = engine.place(pod, view);
@@ -70,7 +76,7 @@ void BM_PlaceFullDetail(benchmark::State& state) {
   const int nodes = static_cast<int>(state.range(0));
   const MutableClusterView& view = viewOf(nodes);
   Pod pod = generatePendingPodObject(paramsFor(nodes), 0);
-  Engine engine(Profile::defaults());
+  Engine engine(Profile::defaults(), 0);
   for (auto _ : state) {
     Decision decision = engine.place(pod, view, Detail::Full);
     benchmark::DoNotOptimize(decision.selected);
@@ -94,6 +100,65 @@ void BM_ConfirmOneNode(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_ConfirmOneNode)->DenseRange(0, 5)->Unit(benchmark::kMicrosecond);
+
+// Replicas of one template admitted one after the other, as a scaling
+// ReplicaSet's are: each decision is followed by its reservation on the chosen
+// node, which the watch later replaces by the bound pod (release + attach: the
+// node changes twice). range(0): which pending pod, as above; range(1): the
+// cache's capacity (0: no cache, every node computed).
+void BM_CacheReplicasWithReservations(benchmark::State& state) {
+  auto view = std::make_unique<MutableClusterView>();
+  fillClusterView(*view, paramsFor(5000));
+  Pod pod = generatePendingPodObject(paramsFor(5000), static_cast<int>(state.range(0)));
+  Engine engine(Profile::defaults(), static_cast<size_t>(state.range(1)));
+  int64_t n = 0;
+  for (auto _ : state) {
+    Decision decision = engine.place(pod, *view);
+    benchmark::DoNotOptimize(decision.selected);
+    state.PauseTiming();
+    if (decision.selected != nullptr) {
+      Reservation r;
+      r.id = "r" + std::to_string(n++);
+      r.nodeName = decision.selected->name();
+      r.requests = pod.requests;
+      r.nonZeroRequests = pod.nonZeroRequests;
+      r.hostPorts = pod.hostPorts;
+      view->reserve(r);
+      view->release(r.id);  // the watch's pod takes its place: the node changes again
+    }
+    state.ResumeTiming();
+  }
+  if (const DecisionCache* cache = engine.cache()) {
+    state.counters["hits"] = static_cast<double>(cache->stats().hits);
+    state.counters["misses"] = static_cast<double>(cache->stats().misses);
+  }
+}
+BENCHMARK(BM_CacheReplicasWithReservations)
+    ->ArgsProduct({{0, 1, 2, 3, 4, 5}, {0, 64}})
+    ->Unit(benchmark::kMicrosecond);
+
+// The worst case: more pod shapes than the cache holds, cycled, so every
+// decision misses and fills an entry it evicts before its next use (LRU).
+// range(0): the cache's capacity (0: no cache). The ratio of the two is what a
+// miss costs over a decision without the cache.
+void BM_CacheEveryDecisionMisses(benchmark::State& state) {
+  const MutableClusterView& view = viewOf(5000);
+  std::vector<Pod> pods;
+  for (int i = 0; i < 96; ++i) {
+    Pod pod = generatePendingPodObject(paramsFor(5000), 0);
+    pod.containers.front().requests.milliCpu += i;  // 96 shapes
+    computePodRequests(pod);
+    pods.push_back(std::move(pod));
+  }
+  Engine engine(Profile::defaults(), static_cast<size_t>(state.range(0)));
+  size_t i = 0;
+  for (auto _ : state) {
+    Decision decision = engine.place(pods[i++ % pods.size()], view);
+    benchmark::DoNotOptimize(decision.selected);
+  }
+  if (const DecisionCache* cache = engine.cache()) state.counters["hits"] = static_cast<double>(cache->stats().hits);
+}
+BENCHMARK(BM_CacheEveryDecisionMisses)->Arg(0)->Arg(64)->Unit(benchmark::kMicrosecond);
 
 // Heap bytes the view holds for 5,000 nodes and 150,000 pods (mallinfo2 before/after).
 void BM_ViewMemory(benchmark::State& state) {

@@ -111,5 +111,21 @@ TEST_F(WebhookRoutesTest, MetricsCountOutcomesAndShowTheView) {
     EXPECT_NE(m->body.find(line), std::string::npos) << line << "\n" << m->body;
 }
 
+TEST_F(WebhookRoutesTest, MetricsCountWhatTheDecisionCacheHeld) {
+  auto c = h_.client();
+  ASSERT_TRUE(c);
+  // Two replicas of one template (the second reuses the first's results) and another pod.
+  ASSERT_EQ(c->request("POST", "/mutate", admissionReview("r1", podJson("", "team-a", "1", "1Gi")).dump())->status, 200);
+  ASSERT_EQ(c->request("POST", "/mutate", admissionReview("r2", podJson("", "team-a", "1", "1Gi")).dump())->status, 200);
+  ASSERT_EQ(c->request("POST", "/mutate", admissionReview("r3", podJson("", "team-a", "2", "1Gi")).dump())->status, 200);
+  auto m = c->request("GET", "/metrics");
+  ASSERT_TRUE(m.ok());
+  for (const char* line : {"placer_decision_cache_lookups_total{result=\"hit\"} 1\n",
+                           "placer_decision_cache_lookups_total{result=\"miss\"} 2\n",
+                           "placer_decision_cache_lookups_total{result=\"busy\"} 0\n",
+                           "# TYPE placer_decision_cache_lookups_total counter\n"})
+    EXPECT_NE(m->body.find(line), std::string::npos) << line << "\n" << m->body;
+}
+
 }  // namespace
 }  // namespace placer::testing
