@@ -65,33 +65,47 @@ std::optional<DecisionCache::Lease> DecisionCache::lease(const Pod& pod, uint64_
     ++stats_.hits;
     return Lease(e, std::move(held));
   }
-  // A new entry, or the least recently used free one.
+  auto take = [&](std::shared_ptr<Entry> e, std::unique_lock<std::mutex> held) {
+    reset(*e, pod, hash, generation);
+    e->lastUse = clock_;
+    ++stats_.misses;
+    return Lease(std::move(e), std::move(held));
+  };
+  // A new entry while there is room.
   if (entries_.size() < capacity_) {
     auto e = std::make_shared<Entry>();
     std::unique_lock held(e->busy);
-    reset(*e, pod, hash, generation);
-    e->lastUse = clock_;
     entries_.push_back(e);
-    ++stats_.misses;
-    return Lease(std::move(e), std::move(held));
+    return take(std::move(e), std::move(held));
   }
+  // The least recently used free entry, one of an older generation first (its
+  // results are of no use any more).
   std::shared_ptr<Entry> oldest;
   std::unique_lock<std::mutex> oldestHeld;
+  bool oldestStale = false;
   for (const std::shared_ptr<Entry>& e : entries_) {
-    if (oldest && e->lastUse >= oldest->lastUse) continue;
+    const bool stale = e->generation != generation;
+    if (oldest && (oldestStale > stale || (oldestStale == stale && e->lastUse >= oldest->lastUse))) continue;
     std::unique_lock held(e->busy, std::try_to_lock);
     if (!held.owns_lock()) continue;
     oldest = e;
     oldestHeld = std::move(held);
+    oldestStale = stale;
   }
   if (!oldest) {
-    ++stats_.busy;
+    ++stats_.bypassed;
     return std::nullopt;
   }
-  reset(*oldest, pod, hash, generation);
-  oldest->lastUse = clock_;
-  ++stats_.misses;
-  return Lease(std::move(oldest), std::move(oldestHeld));
+  if (oldestStale) return take(std::move(oldest), std::move(oldestHeld));
+  // Every entry holds current results. Evicting one for each new shape would,
+  // with more shapes in turn than entries, evict every entry before its next
+  // use and pay a miss's extra cost on every decision: only every
+  // kAdmitEvery-th such shape takes an entry, the others are computed without.
+  if (++fullMisses_ % kAdmitEvery != 0) {
+    ++stats_.bypassed;
+    return std::nullopt;
+  }
+  return take(std::move(oldest), std::move(oldestHeld));
 }
 
 size_t DecisionCache::size() const {

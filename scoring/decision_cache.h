@@ -18,7 +18,7 @@
 //
 // Thread-safety: lease() may be called from any thread; an entry is used by
 // one decision at a time (the lease holds it), and a pod whose entries are
-// all in use gets a new one.
+// all in use gets a new one, or none.
 
 #include <cstddef>
 #include <cstdint>
@@ -78,20 +78,23 @@ class DecisionCache {
   explicit DecisionCache(size_t capacity) : capacity_(capacity) {}
 
   // An entry for the pod, held until the lease goes: one with results of this
-  // generation if one is free, else a fresh one (prepared == false), taking
-  // the place of the least recently used free entry when the cache is full.
-  // Empty when every entry is in use.
+  // generation if one is free, else a fresh one (prepared == false) while
+  // there is room, else the least recently used free entry, one of an older
+  // generation first. Empty (the decision is computed without the cache) when
+  // every entry is in use, and for new shapes while every entry holds current
+  // results, but for every kAdmitEvery-th, which evicts the least recently used.
+  static constexpr uint64_t kAdmitEvery = 8;
   std::optional<Lease> lease(const Pod& pod, uint64_t generation);
 
   size_t size() const;
 
   // What lease() answered since the cache was made: an entry with results of
   // the view's generation (hits), a fresh or recycled entry (misses), nothing
-  // because every entry was in use (busy).
+  // (bypassed: every entry in use, or a new shape not admitted).
   struct Stats {
     uint64_t hits = 0;
     uint64_t misses = 0;
-    uint64_t busy = 0;
+    uint64_t bypassed = 0;
   };
   Stats stats() const;
 
@@ -102,7 +105,8 @@ class DecisionCache {
   mutable std::mutex mutex_;
   std::vector<std::shared_ptr<Entry>> entries_;
   uint64_t clock_ = 0;
-  Stats stats_;  // under mutex_
+  Stats stats_;              // under mutex_
+  uint64_t fullMisses_ = 0;  // new shapes met while every entry held current results
 };
 
 }  // namespace placer

@@ -389,9 +389,12 @@ bool refreshCached(const Profile& profile, DecisionCache::Entry& e, const Cluste
     }
     for (const FilterPlugin* f : profile.filterPlugins())
       if (!hasName(f->name(), skippedFilters)) e.filters.push_back(f);
+    // Every node is computed below (version 0 matches none); verdicts and raw
+    // scores are written before they are read, so a recycled entry's old
+    // values need no clearing.
     e.versions.assign(count, 0);
-    e.verdicts.assign(count, 0);
-    e.raw.assign(scorePlugins.size() * count, 0);
+    e.verdicts.resize(count);
+    e.raw.resize(scorePlugins.size() * count);
     e.prepared = true;
   }
 

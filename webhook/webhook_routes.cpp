@@ -93,17 +93,18 @@ std::vector<Route> webhookRoutes(const WebhookContext& context) {
     constexpr std::string_view kName = "placer_decision_cache_lookups_total";
     constexpr std::string_view kHelp =
         "Decisions by what the engine's decision cache held for their pod: hit (results reused, recomputed only "
-        "on nodes that changed), miss (computed in full and kept), busy (every entry in use: computed without it).";
+        "on nodes that changed), miss (computed in full and kept), bypass (computed without it: every entry in use, "
+        "or a new pod shape not admitted while every entry holds current results).";
     Counter& hits = m.counter(kName, kHelp, {{"result", "hit"}});
     Counter& misses = m.counter(kName, kHelp, {{"result", "miss"}});
-    Counter& busy = m.counter(kName, kHelp, {{"result", "busy"}});
+    Counter& bypassed = m.counter(kName, kHelp, {{"result", "bypass"}});
     auto scrapes = std::make_shared<std::mutex>();  // two scrapes at once must not add a difference twice
-    m.addCollector([engine = context.engine, scrapes, &hits, &misses, &busy] {
+    m.addCollector([engine = context.engine, scrapes, &hits, &misses, &bypassed] {
       std::lock_guard lock(*scrapes);
       const DecisionCache::Stats stats = engine->cache()->stats();
       hits.inc(stats.hits - hits.value());
       misses.inc(stats.misses - misses.value());
-      busy.inc(stats.busy - busy.value());
+      bypassed.inc(stats.bypassed - bypassed.value());
     });
   }
 

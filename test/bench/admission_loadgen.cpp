@@ -375,8 +375,8 @@ int main(int argc, char** argv) {
     std::printf("  (%.0f assignments/s)\n", assigned / mutate.seconds);
     if (const DecisionCache* cache = context.engine->cache()) {
       const DecisionCache::Stats stats = cache->stats();
-      std::printf("  decision cache: hits=%llu misses=%llu busy=%llu\n", (unsigned long long)stats.hits,
-                  (unsigned long long)stats.misses, (unsigned long long)stats.busy);
+      std::printf("  decision cache: hits=%llu misses=%llu bypassed=%llu\n", (unsigned long long)stats.hits,
+                  (unsigned long long)stats.misses, (unsigned long long)stats.bypassed);
     }
   }
   (*server)->stop(std::chrono::seconds(5));

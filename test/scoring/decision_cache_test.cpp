@@ -249,7 +249,42 @@ TEST(DecisionCache, EveryEntryInUseMeansNoEntry) {
   auto b = cache.lease(pod, 1);
   ASSERT_TRUE(a && b);
   EXPECT_FALSE(cache.lease(pod, 1));
-  EXPECT_EQ(cache.stats().busy, 1u);
+  EXPECT_EQ(cache.stats().bypassed, 1u);
+}
+
+Pod shape(int milliCpu) {
+  Pod pod = generatePendingPodObject(GeneratorParams{}, 0);
+  pod.containers.front().requests.milliCpu = milliCpu;
+  computePodRequests(pod);
+  return pod;
+}
+
+TEST(DecisionCache, WhenFullOfCurrentResultsOnlyEveryEighthNewShapeEvictsOne) {
+  DecisionCache cache(2);
+  ASSERT_TRUE(cache.lease(shape(100), 1));
+  ASSERT_TRUE(cache.lease(shape(200), 1));
+  // More shapes in turn than entries: most are computed without the cache, so
+  // the two entries live on and keep being reused.
+  int admitted = 0;
+  for (int i = 0; i < 16; ++i) {
+    if (cache.lease(shape(300 + i), 1)) ++admitted;
+  }
+  EXPECT_EQ(admitted, 2);
+  EXPECT_EQ(cache.stats().bypassed, 14u);
+  EXPECT_EQ(cache.size(), 2u);
+}
+
+TEST(DecisionCache, EntriesOfAnOlderGenerationAreRecycledFirstAndAtOnce) {
+  DecisionCache cache(2);
+  ASSERT_TRUE(cache.lease(shape(100), 1));
+  ASSERT_TRUE(cache.lease(shape(200), 2));
+  // Generation 2 now: the generation-1 entry is taken at once for a new shape...
+  EXPECT_TRUE(cache.lease(shape(300), 2));
+  // ...and the current one is still there.
+  auto kept = cache.lease(shape(200), 2);
+  ASSERT_TRUE(kept);
+  EXPECT_EQ(cache.stats().hits, 1u);
+  EXPECT_EQ(cache.stats().bypassed, 0u);
 }
 
 TEST(DecisionCache, ViewGenerationChangesWithStaticFieldsNotWithAccounting) {

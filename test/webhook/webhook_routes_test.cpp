@@ -122,7 +122,7 @@ TEST_F(WebhookRoutesTest, MetricsCountWhatTheDecisionCacheHeld) {
   ASSERT_TRUE(m.ok());
   for (const char* line : {"placer_decision_cache_lookups_total{result=\"hit\"} 1\n",
                            "placer_decision_cache_lookups_total{result=\"miss\"} 2\n",
-                           "placer_decision_cache_lookups_total{result=\"busy\"} 0\n",
+                           "placer_decision_cache_lookups_total{result=\"bypass\"} 0\n",
                            "# TYPE placer_decision_cache_lookups_total counter\n"})
     EXPECT_NE(m->body.find(line), std::string::npos) << line << "\n" << m->body;
 }
