@@ -166,6 +166,28 @@ void BM_CacheMoreShapesThanEntries(benchmark::State& state) {
 }
 BENCHMARK(BM_CacheMoreShapesThanEntries)->Arg(0)->Arg(64)->Unit(benchmark::kMicrosecond);
 
+// Heap bytes the decision cache holds when full: 64 pod shapes decided once
+// each on 5,000 nodes (mallinfo2 before/after, the view built beforehand).
+void BM_CacheMemory(benchmark::State& state) {
+  const MutableClusterView& view = viewOf(5000);
+  double megabytes = 0;
+  for (auto _ : state) {
+    malloc_trim(0);
+    const size_t before = mallinfo2().uordblks;
+    auto engine = std::make_unique<Engine>(Profile::defaults(), Engine::kDefaultCacheCapacity);
+    for (size_t i = 0; i < Engine::kDefaultCacheCapacity; ++i) {
+      Pod pod = generatePendingPodObject(paramsFor(5000), 0);
+      pod.containers.front().requests.milliCpu += static_cast<int64_t>(i);
+      computePodRequests(pod);
+      benchmark::DoNotOptimize(engine->place(pod, view).selected);
+    }
+    megabytes = static_cast<double>(mallinfo2().uordblks - before) / (1024.0 * 1024.0);
+    state.counters["entries"] = static_cast<double>(engine->cache()->size());
+  }
+  state.counters["MB"] = megabytes;
+}
+BENCHMARK(BM_CacheMemory)->Iterations(1)->Unit(benchmark::kMillisecond);
+
 // Heap bytes the view holds for 5,000 nodes and 150,000 pods (mallinfo2 before/after).
 void BM_ViewMemory(benchmark::State& state) {
   const int nodes = static_cast<int>(state.range(0));
