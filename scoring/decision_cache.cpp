@@ -62,6 +62,10 @@ std::optional<DecisionCache::Lease> DecisionCache::lease(const Pod& pod, uint64_
     if (!held.owns_lock()) continue;
     if (!sameSchedulingFields(e->pod, pod)) continue;
     e->lastUse = clock_;
+    if (e->unusable) {  // this generation's results could not be kept: decided without the cache
+      ++stats_.bypassed;
+      return std::nullopt;
+    }
     ++stats_.hits;
     return Lease(e, std::move(held));
   }

@@ -78,7 +78,8 @@ class DecisionCache {
   explicit DecisionCache(size_t capacity) : capacity_(capacity) {}
 
   // An entry for the pod, held until the lease goes: one with results of this
-  // generation if one is free, else a fresh one (prepared == false) while
+  // generation if one is free (none if its results could not be kept:
+  // unusable), else a fresh one (prepared == false) while
   // there is room, else the least recently used free entry, one of an older
   // generation first. Empty (the decision is computed without the cache) when
   // every entry is in use, and for new shapes while every entry holds current

@@ -242,6 +242,26 @@ TEST(DecisionCache, PodsThatScheduleAlikeShareAnEntryAndOthersDoNot) {
   EXPECT_EQ(cache.stats().misses, 3u);
 }
 
+Pod shape(int milliCpu) {
+  Pod pod = generatePendingPodObject(GeneratorParams{}, 0);
+  pod.containers.front().requests.milliCpu = milliCpu;
+  computePodRequests(pod);
+  return pod;
+}
+
+TEST(DecisionCache, AShapeWhoseResultsCannotBeKeptIsDecidedWithoutIt) {
+  DecisionCache cache(2);
+  {
+    auto first = cache.lease(shape(100), 1);
+    ASSERT_TRUE(first);
+    (*first)->unusable = true;  // as the engine marks it when a plugin fails
+  }
+  EXPECT_FALSE(cache.lease(shape(100), 1));
+  EXPECT_EQ(cache.stats().bypassed, 1u);
+  EXPECT_EQ(cache.stats().hits, 0u);
+  EXPECT_TRUE(cache.lease(shape(100), 2)) << "a new generation tries again";
+}
+
 TEST(DecisionCache, EveryEntryInUseMeansNoEntry) {
   DecisionCache cache(2);
   Pod pod = generatePendingPodObject(GeneratorParams{}, 0);
@@ -250,13 +270,6 @@ TEST(DecisionCache, EveryEntryInUseMeansNoEntry) {
   ASSERT_TRUE(a && b);
   EXPECT_FALSE(cache.lease(pod, 1));
   EXPECT_EQ(cache.stats().bypassed, 1u);
-}
-
-Pod shape(int milliCpu) {
-  Pod pod = generatePendingPodObject(GeneratorParams{}, 0);
-  pod.containers.front().requests.milliCpu = milliCpu;
-  computePodRequests(pod);
-  return pod;
 }
 
 TEST(DecisionCache, WhenFullOfCurrentResultsOnlyEveryEighthNewShapeEvictsOne) {
