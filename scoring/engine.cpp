@@ -95,6 +95,30 @@ bool hasName(std::string_view name, const std::vector<std::string_view>& names) 
   return std::find(names.begin(), names.end(), name) != names.end();
 }
 
+// Takes the nodes a filter rejected out of a list of candidates held as two
+// parallel vectors, from `first` on (the rejections' positions count from
+// `first`), keeping the others in order. onRejected(index, status) sees each
+// rejected one; when it returns false the walk stops there and so does this
+// (false), leaving the lists as they were.
+template <class OnRejected>
+bool dropRejected(std::vector<uint32_t>& indices, std::vector<const NodeInfo*>& nodes, size_t first,
+                  const std::vector<std::pair<uint32_t, const Status*>>& rejected, OnRejected&& onRejected) {
+  size_t kept = first;
+  size_t next = 0;  // next rejection
+  for (size_t j = first; j < indices.size(); ++j) {
+    if (next < rejected.size() && rejected[next].first == j - first) {
+      if (!onRejected(indices[j], *rejected[next++].second)) return false;
+      continue;
+    }
+    indices[kept] = indices[j];
+    nodes[kept] = nodes[j];
+    ++kept;
+  }
+  indices.resize(kept);
+  nodes.resize(kept);
+  return true;
+}
+
 // NormalizeScore, weight and select over the raw scores of the feasible
 // nodes (s.scores, plugin-major with stride `stride`; s.feasibleNodes). Sets
 // decision.selected, or decision.failure and returns false.
@@ -275,32 +299,23 @@ Decision run(const Profile& profile, const Pod& pod, const ClusterView& view, si
                         std::span<const NodeInfo* const>(s.feasibleNodes.data() + first, s.feasible.size() - first),
                         s.sink);
       if (rejected.empty()) continue;
-      size_t kept = first;
-      size_t next = 0;  // next rejection
-      for (size_t j = first; j < s.feasible.size(); ++j) {
-        if (next < rejected.size() && rejected[next].first == j - first) {
-          const Status* status = rejected[next++].second;
-          std::optional<Status> failure;
-          if (!status->isRejected()) {
-            failure = asFailure("filter", plugin->name(), *status);
-            if (!decision.failure) decision.failure = failure;
-            status = &*failure;
-          }
-          tally.add(status->sharedReasons(), 1);
-          if (full) {
-            NodeOutcome& outcome = decision.nodes[s.feasible[j]];
-            outcome.code = status->code();
-            outcome.failedPlugin = plugin->name();
-            outcome.reasons = status->sharedReasons();
-          }
-          continue;
+      dropRejected(s.feasible, s.feasibleNodes, first, rejected, [&](uint32_t index, const Status& rejection) {
+        const Status* status = &rejection;
+        std::optional<Status> failure;
+        if (!status->isRejected()) {
+          failure = asFailure("filter", plugin->name(), *status);
+          if (!decision.failure) decision.failure = failure;
+          status = &*failure;
         }
-        s.feasible[kept] = s.feasible[j];
-        s.feasibleNodes[kept] = s.feasibleNodes[j];
-        ++kept;
-      }
-      s.feasible.resize(kept);
-      s.feasibleNodes.resize(kept);
+        tally.add(status->sharedReasons(), 1);
+        if (full) {
+          NodeOutcome& outcome = decision.nodes[index];
+          outcome.code = status->code();
+          outcome.failedPlugin = plugin->name();
+          outcome.reasons = status->sharedReasons();
+        }
+        return true;
+      });
     }
     if (fused && s.feasible.size() > first && !decision.failure) {
       if (!preScored) preScore({});
@@ -422,26 +437,17 @@ bool refreshCached(const Profile& profile, DecisionCache::Entry& e, const Cluste
       plugin->filterAll(e.state, pod, s.changedNodes, s.sink);
       const auto& rejected = s.sink.rejected();
       if (rejected.empty()) continue;
-      size_t kept = 0;
-      size_t next = 0;
-      for (size_t j = 0; j < s.changed.size(); ++j) {
-        if (next < rejected.size() && rejected[next].first == j) {
-          const Status* status = rejected[next++].second;
-          const uint16_t verdict = status->isRejected() ? verdictOf(e, *status, plugin->name()) : 0;
-          if (verdict == 0) {
-            e.unusable = true;
-            return false;
-          }
-          e.verdicts[s.changed[j]] = verdict;
-          e.versions[s.changed[j]] = versions[s.changed[j]];
-          continue;
-        }
-        s.changed[kept] = s.changed[j];
-        s.changedNodes[kept] = s.changedNodes[j];
-        ++kept;
+      const bool kept = dropRejected(s.changed, s.changedNodes, 0, rejected, [&](uint32_t i, const Status& status) {
+        const uint16_t verdict = status.isRejected() ? verdictOf(e, status, plugin->name()) : 0;
+        if (verdict == 0) return false;
+        e.verdicts[i] = verdict;
+        e.versions[i] = versions[i];
+        return true;
+      });
+      if (!kept) {  // a filter failed, or too many distinct rejections
+        e.unusable = true;
+        return false;
       }
-      s.changed.resize(kept);
-      s.changedNodes.resize(kept);
     }
     if (s.changed.empty()) continue;
     // PreScore once, when a node first passes (it reads no feasible list:
