@@ -544,6 +544,12 @@ size_t MutableClusterView::expireReservations(std::chrono::steady_clock::time_po
   return expired.size();
 }
 
+bool MutableClusterView::anyReservationExpired(std::chrono::steady_clock::time_point now) const {
+  std::lock_guard lock(reservationsMutex_);
+  return std::any_of(reservations_.begin(), reservations_.end(),
+                     [&](const auto& entry) { return entry.second.expires <= now; });
+}
+
 const Reservation* MutableClusterView::findReservation(std::string_view id) const {
   auto it = reservations_.find(id);
   return it == reservations_.end() ? nullptr : &it->second;

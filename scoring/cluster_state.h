@@ -372,6 +372,10 @@ class MutableClusterView : public ClusterView {
   bool reserve(Reservation reservation) { return tryReserve(std::move(reservation)) == ReserveResult::Reserved; }
   bool release(std::string_view id);
   size_t expireReservations(std::chrono::steady_clock::time_point now);  // returns how many expired
+  // Whether expireReservations(now) would release anything. Safe under shared
+  // access, alongside reserve(): the sweeper asks first, so that a tick with
+  // nothing to expire takes no exclusive lock (which would stall decisions).
+  bool anyReservationExpired(std::chrono::steady_clock::time_point now) const;
   size_t reservationCount() const { return reservations_.size(); }
   const Reservation* findReservation(std::string_view id) const;
 

@@ -135,6 +135,9 @@ ReservationSweeper::~ReservationSweeper() { stop(); }
 
 size_t ReservationSweeper::sweep() {
   auto now = clock_();
+  // Most ticks find nothing expired: they look under the shared lock only.
+  if (!state_.readForDecision([&](const MutableClusterView& view) { return view.anyReservationExpired(now); }))
+    return 0;
   size_t n = state_.update([&](MutableClusterView& view) { return view.expireReservations(now); });
   if (n > 0) {
     expired_.inc(n);

@@ -40,7 +40,8 @@ struct WebhookContext {
 std::vector<Route> webhookRoutes(const WebhookContext& context);
 
 // Calls MutableClusterView::expireReservations every `interval` and counts
-// what expired in placer_reservations_expired_total.
+// what expired in placer_reservations_expired_total. A tick with nothing to
+// expire holds only the view's shared lock, so decisions go on meanwhile.
 class ReservationSweeper {
  public:
   ReservationSweeper(ClusterState& state, MetricsRegistry& metrics, SteadyClock clock);

@@ -2,6 +2,8 @@
 // API server sends them, and what placer answers to each.
 #include "webhook/admission.h"
 
+#include <future>
+
 #include <gtest/gtest.h>
 
 #include "test/webhook/webhook_fixture.h"
@@ -255,6 +257,26 @@ TEST_F(AdmissionTest, ReservationsHoldCapacityUntilTheyExpire) {
   EXPECT_NE(metrics.render().find("placer_reservations_expired_total 5\n"), std::string::npos);
   EXPECT_EQ(review(admissionReview("uid-after", podJson("", "team-a", "1500m", "64Mi"))).outcome,
             AdmissionOutcome::Assigned);
+}
+
+TEST_F(AdmissionTest, ASweepWithNothingToExpireDoesNotWaitForDecisionsInFlight) {
+  ASSERT_EQ(review(admissionReview("uid-1", podJson("", "team-a", "1", "64Mi"))).outcome, AdmissionOutcome::Assigned);
+  MetricsRegistry metrics;
+  ReservationSweeper sweeper(state_, metrics, [this] { return now_; });  // the reservation is still young
+  // A decision holds the view (shared) while the sweep runs: a sweep that took
+  // the exclusive lock would wait for it, and this would time out.
+  // (The future outlives the shared lock, so that a sweep that does wait can
+  // finish once it is released, and the test fails rather than hangs.)
+  std::future<size_t> sweep;
+  std::future_status status{};
+  state_.readForDecision([&](const ClusterView&) {
+    sweep = std::async(std::launch::async, [&] { return sweeper.sweep(); });
+    status = sweep.wait_for(std::chrono::seconds(10));
+    return 0;
+  });
+  EXPECT_EQ(status, std::future_status::ready);
+  EXPECT_EQ(sweep.get(), 0u);
+  EXPECT_EQ(reservations(), 1u);
 }
 
 TEST_F(AdmissionTest, AReviewSentAgainWithTheSameUidIsNotCountedTwice) {
