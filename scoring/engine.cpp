@@ -18,7 +18,7 @@ struct Scratch {
   std::vector<int64_t> totals;                // parallel to feasible
   std::vector<size_t> scoring;                // score plugins not skipped
   FilterSink sink;
-  // The cached path (runCached): the nodes of a tile to run the plugins on.
+  // The decision cache's refresh: the nodes of a tile to run the plugins on.
   std::vector<uint32_t> changed;
   std::vector<const NodeInfo*> changedNodes;
   std::vector<int64_t> changedScores;
@@ -91,7 +91,7 @@ Status asFailure(std::string_view point, std::string_view plugin, const Status& 
   return failure;
 }
 
-bool hasName(std::string_view name, const std::vector<std::string_view>& names) {
+bool hasName(std::string_view name, std::span<const std::string_view> names) {
   return std::find(names.begin(), names.end(), name) != names.end();
 }
 
@@ -131,7 +131,7 @@ bool normalizeAndSelect(Decision& decision, const Profile& profile, const CycleS
   for (size_t p = 0; p < scorePlugins.size(); ++p) {
     const WeightedScorePlugin& weighted = scorePlugins[p];
     std::span<int64_t> scores(s.scores.data() + p * stride, feasibleCount);
-    if (!skippedScores.empty() && std::find(skippedScores.begin(), skippedScores.end(), weighted.plugin->name()) != skippedScores.end()) {
+    if (!skippedScores.empty() && hasName(weighted.plugin->name(), skippedScores)) {
       std::fill(scores.begin(), scores.end(), 0);
       continue;
     }
