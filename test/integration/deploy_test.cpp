@@ -269,7 +269,7 @@ TEST_P(DeployTest, DeploymentIsHardenedAndProbed) {
   ASSERT_EQ((*server)["ports"].size(), 1u);
   EXPECT_EQ((*server)["ports"][0]["name"], "https");
   EXPECT_EQ((*server)["ports"][0]["containerPort"], 8443);
-  for (auto [probe, path] : {std::pair{"livenessProbe", "/healthz"}, std::pair{"readinessProbe", "/readyz"}}) {
+  for (auto [probe, path] : {std::pair{"livenessProbe", "/livez"}, std::pair{"readinessProbe", "/readyz"}}) {
     const json& get = (*server)[probe]["httpGet"];
     EXPECT_EQ(get["path"], path) << probe;
     EXPECT_EQ(get["scheme"], "HTTPS") << probe;
