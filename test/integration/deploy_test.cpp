@@ -5,88 +5,21 @@
 
 #include <gtest/gtest.h>
 
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <cstdio>
-#include <filesystem>
 #include <map>
 #include <set>
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "scoring/config.h"
 #include "scoring/yaml.h"
+#include "test/integration/deploy_support.h"
 
 namespace placer {
 namespace {
 
-namespace fs = std::filesystem;
-using nlohmann::json;
+using namespace deploytest;
 
-const fs::path kDeploy = fs::path(PLACER_SOURCE_DIR) / "deploy";
-
-struct Command {
-  int status = -1;
-  std::string out;
-};
-
-Command run(const std::string& command) {
-  Command c;
-  FILE* pipe = ::popen((command + " 2>&1").c_str(), "r");
-  if (pipe == nullptr) return c;
-  char buf[4096];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, pipe)) > 0) c.out.append(buf, n);
-  int raw = ::pclose(pipe);
-  c.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
-  return c;
-}
-
-bool haveKubectl() {
-  static const bool have = run("kubectl version --client >/dev/null").status == 0;
-  return have;
-}
-
-bool havePyYaml() {
-  static const bool have = run("python3 -c 'import yaml'").status == 0;
-  return have;
-}
-
-// The rendered objects as JSON (python3 + PyYAML convert the multi-document
-// stream as kubectl reads it). Each directory is rendered once per run.
-std::vector<json> render(const fs::path& dir) {
-  static std::map<fs::path, std::vector<json>> cache;
-  if (auto it = cache.find(dir); it != cache.end()) return it->second;
-  const fs::path yamlFile = fs::path(::testing::TempDir()) /
-                             ("placer-deploy-" + std::to_string(::getpid()) + "-" + std::to_string(cache.size()) + ".yaml");
-  Command k = run("kubectl kustomize '" + dir.string() + "' > '" + yamlFile.string() + "'");
-  EXPECT_EQ(k.status, 0) << dir << ":\n" << k.out;
-  if (k.status != 0) return {};
-  Command c = run("python3 -c 'import json,sys,yaml; print(json.dumps([d for d in yaml.safe_load_all(sys.stdin) if d]))' < '" +
-                  yamlFile.string() + "'");
-  fs::remove(yamlFile);
-  EXPECT_EQ(c.status, 0) << c.out;
-  if (c.status != 0) return {};
-  return cache[dir] = json::parse(c.out).get<std::vector<json>>();
-}
-
-std::vector<json> ofKind(const std::vector<json>& objects, const std::string& kind) {
-  std::vector<json> out;
-  for (const json& o : objects) {
-    if (o.value("kind", "") == kind) out.push_back(o);
-  }
-  return out;
-}
-
-const json* named(const std::vector<json>& objects, const std::string& kind, const std::string& name) {
-  for (const json& o : objects) {
-    if (o.value("kind", "") == kind && o["metadata"].value("name", "") == name) return &o;
-  }
-  return nullptr;
-}
+std::vector<json> render(const fs::path& dir) { return renderKustomize(dir); }
 
 std::vector<fs::path> renderings() {
   std::vector<fs::path> dirs{kDeploy};
@@ -121,8 +54,6 @@ const std::map<std::pair<std::string, std::string>, Allowed> kClusterGrants = {
 class DeployTest : public ::testing::TestWithParam<fs::path> {
  protected:
   void SetUp() override {
-    if (!haveKubectl()) GTEST_SKIP() << "kubectl is not installed";
-    ASSERT_TRUE(havePyYaml()) << "python3 with PyYAML (python3-yaml) is needed";
     objects_ = render(GetParam());
     ASSERT_FALSE(objects_.empty());
   }
@@ -266,9 +197,17 @@ TEST_P(DeployTest, DeploymentIsHardenedAndProbed) {
     if (c["name"] == "placer") server = &c;
   }
   ASSERT_NE(server, nullptr);
-  ASSERT_EQ((*server)["ports"].size(), 1u);
+  // The webhook port, and the plain-HTTP metrics port only where placer is
+  // told to listen on it.
+  ASSERT_GE((*server)["ports"].size(), 1u);
   EXPECT_EQ((*server)["ports"][0]["name"], "https");
   EXPECT_EQ((*server)["ports"][0]["containerPort"], 8443);
+  if ((*server)["ports"].size() > 1) {
+    ASSERT_EQ((*server)["ports"].size(), 2u);
+    EXPECT_EQ((*server)["ports"][1]["name"], "metrics");
+    const std::string listen = "--metrics-listen=0.0.0.0:" + std::to_string((*server)["ports"][1]["containerPort"].get<int>());
+    EXPECT_NE(std::find((*server)["args"].begin(), (*server)["args"].end(), listen), (*server)["args"].end()) << listen;
+  }
   for (auto [probe, path] : {std::pair{"livenessProbe", "/livez"}, std::pair{"readinessProbe", "/readyz"}}) {
     const json& get = (*server)[probe]["httpGet"];
     EXPECT_EQ(get["path"], path) << probe;
@@ -312,14 +251,26 @@ TEST_P(DeployTest, DisruptionBudgetAndNetworkPolicyCoverThePods) {
   ASSERT_NE(policy, nullptr);
   EXPECT_TRUE(selects((*policy)["spec"]["podSelector"]));
   EXPECT_EQ((*policy)["spec"]["policyTypes"], json::array({"Ingress"}));
+  // The webhook port admits addresses only; the metrics port (when placer
+  // listens on it) may admit pods, since Prometheus is one.
+  std::set<int> containerPorts;
+  for (const json& c : (*deployment)["spec"]["template"]["spec"]["containers"])
+    for (const json& p : c.value("ports", json::array())) containerPorts.insert(p["containerPort"].get<int>());
+  bool webhookRule = false;
   for (const json& rule : (*policy)["spec"]["ingress"]) {
-    EXPECT_EQ(rule["ports"], json::array({{{"port", 8443}, {"protocol", "TCP"}}}));
     ASSERT_TRUE(rule.contains("from") && !rule["from"].empty()) << "an empty from admits every pod";
+    ASSERT_EQ(rule["ports"].size(), 1u) << rule;
+    const int port = rule["ports"][0]["port"];
+    EXPECT_EQ(rule["ports"][0]["protocol"], "TCP");
+    EXPECT_TRUE(containerPorts.count(port)) << "the policy opens a port no container listens on: " << port;
+    if (port != 8443) continue;
+    webhookRule = true;
     for (const json& peer : rule["from"]) {
       EXPECT_TRUE(peer.contains("ipBlock")) << "no pod or namespace may reach the webhook: " << peer;
       EXPECT_FALSE(peer.contains("podSelector") || peer.contains("namespaceSelector")) << peer;
     }
   }
+  EXPECT_TRUE(webhookRule) << "the API server must reach the webhook port";
 }
 
 INSTANTIATE_TEST_SUITE_P(Renderings, DeployTest, ::testing::ValuesIn(renderings()), [](const auto& info) {
@@ -330,13 +281,7 @@ INSTANTIATE_TEST_SUITE_P(Renderings, DeployTest, ::testing::ValuesIn(renderings(
   return name;
 });
 
-class DeployOverlayTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    if (!haveKubectl()) GTEST_SKIP() << "kubectl is not installed";
-    ASSERT_TRUE(havePyYaml()) << "python3 with PyYAML (python3-yaml) is needed";
-  }
-};
+class DeployOverlayTest : public ::testing::Test {};
 
 TEST_F(DeployOverlayTest, BaseInjectsCertificatesWithPlacerCertsEnsure) {
   const auto objects = render(kDeploy);
