@@ -128,6 +128,17 @@ Outcome decodeExtender(const json& v, const std::string& where, PlacerSettings& 
   return {};
 }
 
+Outcome decodeMetrics(const json& v, const std::string& where, PlacerSettings& s) {
+  if (v.is_null()) return {};
+  if (!v.is_object()) return fieldError(where, "must be an object");
+  for (const auto& [key, value] : v.items()) {
+    std::string at = join(where, key);
+    Outcome r = key == "listen" ? readListenAddress(value, at, s.metricsListen) : fieldError(at, "unknown field");
+    if (!r) return r;
+  }
+  return {};
+}
+
 Result<PlacerConfiguration> decodeSchedulerConfiguration(const json& doc) {
   PlacerConfiguration config;
   auto profiles = doc.find("profiles");
@@ -176,6 +187,8 @@ Result<PlacerConfiguration> decodePlacerConfiguration(const json& doc) {
       r = decodeWebhook(value, at, s);
     } else if (key == "extender") {
       r = decodeExtender(value, at, s);
+    } else if (key == "metrics") {
+      r = decodeMetrics(value, at, s);
     } else if (key == "profile") {
       if (profile != nullptr) return fieldError(at, "give either profile or profiles, not both");
       profile = &value;

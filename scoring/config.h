@@ -13,6 +13,7 @@
 //   placePodsWithBoundVolumes: bool
 //   webhook:  {listen, tlsCertFile, tlsKeyFile, maxRequestBytes, workerThreads}
 //   extender: {listen, tlsCertFile, tlsKeyFile, tokenFile}
+//   metrics:  {listen}
 //   profile:  one KubeSchedulerConfiguration profile (or profiles: [...], the first is used)
 
 #include <chrono>
@@ -51,6 +52,9 @@ struct PlacerSettings {
   std::string extenderTokenFile;  // bearer token required on a non-loopback extender listener
   size_t maxRequestBytes = 3 * 1024 * 1024;
   int workerThreads = 8;
+  // A plain-HTTP listener serving only GET /metrics (empty: none; the
+  // webhook's TLS listener serves /metrics either way).
+  std::string metricsListen;
 };
 
 struct PlacerConfiguration {

@@ -1,5 +1,5 @@
 #pragma once
-// The `placer` command line: serve, explain, certs, version. Each subcommand
+// The `placer` command line: serve, explain, check, certs, version. Each subcommand
 // lives in its own file (serve_command.cpp, explain_command.cpp, certs_command.cpp)
 // and receives the arguments after its name.
 

@@ -12,8 +12,10 @@
 // any time, also before start() and after stop(). A feed writes the state it was
 // given only through ClusterState's own (thread-safe) methods.
 
+#include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "scoring/cluster_state.h"
 #include "scoring/result.h"
@@ -38,6 +40,15 @@ class ClusterFeed {
   virtual bool synced() const = 0;
   // One line for logs: "snapshot /path/file.json", "demo", "api https://...".
   virtual std::string describe() const = 0;
+
+  // How far the lists have come, kind by kind, for a progress line while the
+  // view syncs. A feed that loads at once reports nothing. Any thread.
+  struct KindProgress {
+    std::string name;     // "nodes", "pods", ...
+    uint64_t listed = 0;  // objects received in lists since start
+    bool complete = false;  // the first complete list is applied
+  };
+  virtual std::vector<KindProgress> syncProgress() const { return {}; }
 };
 
 // A snapshot file as DESIGN.md describes ({"nodes": [...], "pods": [...]}),

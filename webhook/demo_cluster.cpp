@@ -221,4 +221,15 @@ json demoAdmissionReview() {
             {"options", {{"kind", "CreateOptions"}, {"apiVersion", "meta.k8s.io/v1"}}}}}};
 }
 
+json demoExtenderArgs() {
+  json pod = demoAdmissionReview()["request"]["object"];
+  pod["metadata"]["name"] = "web-5d8f6b7c9d-x7k2p";
+  pod["metadata"]["uid"] = "3c9a4f1e-8b2d-4e6f-a1c3-5d7e9f0b2a4c";
+  pod["status"] = {{"phase", "Pending"}};
+  const json snapshot = demoSnapshot();
+  json names = json::array();
+  for (const json& node : snapshot["nodes"]) names.push_back(node["metadata"]["name"]);
+  return {{"Pod", pod}, {"Nodes", nullptr}, {"NodeNames", names}};
+}
+
 }  // namespace placer

@@ -17,4 +17,9 @@ nlohmann::json demoSnapshot();
 // nodeName. Placing it on the demo cluster assigns a node.
 nlohmann::json demoAdmissionReview();
 
+// The extender's ExtenderArgs for the same pod once it exists (a name and a
+// uid) and has been left to kube-scheduler: NodeNames lists every demo node,
+// as a scheduler with nodeCacheCapable sends them.
+nlohmann::json demoExtenderArgs();
+
 }  // namespace placer

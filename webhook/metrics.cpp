@@ -107,8 +107,17 @@ Counter& MetricsRegistry::counter(std::string_view name, std::string_view help, 
 }
 
 Gauge& MetricsRegistry::gauge(std::string_view name, std::string_view help, const MetricLabels& labels) {
+  return gaugeOfType(name, help, labels, Type::Gauge);
+}
+
+Gauge& MetricsRegistry::fractionalCounter(std::string_view name, std::string_view help, const MetricLabels& labels) {
+  return gaugeOfType(name, help, labels, Type::FractionalCounter);
+}
+
+Gauge& MetricsRegistry::gaugeOfType(std::string_view name, std::string_view help, const MetricLabels& labels,
+                                    Type type) {
   std::lock_guard lock(mutex_);
-  Family& f = family(name, help, Type::Gauge);
+  Family& f = family(name, help, type);
   std::string key = renderLabels(labels);
   auto& slot = f.gauges[key];
   if (!slot) {
@@ -157,8 +166,9 @@ std::string MetricsRegistry::render() const {
         for (const auto& [key, c] : f.counters)
           out.append(name).append(key).append(" ").append(std::to_string(c->value())).append("\n");
         break;
+      case Type::FractionalCounter:
       case Type::Gauge:
-        out.append(" gauge\n");
+        out.append(f.type == Type::Gauge ? " gauge\n" : " counter\n");
         for (const auto& [key, g] : f.gauges)
           out.append(name).append(key).append(" ").append(formatNumber(g->value())).append("\n");
         break;

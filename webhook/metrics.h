@@ -79,6 +79,9 @@ class MetricsRegistry {
   Gauge& gauge(std::string_view name, std::string_view help, const MetricLabels& labels = {});
   Histogram& histogram(std::string_view name, std::string_view help, const std::vector<double>& bounds,
                        const MetricLabels& labels = {});
+  // A counter whose value is not a whole number (CPU seconds), kept current by
+  // a collector: a Gauge rendered with type counter. Only set() it upwards.
+  Gauge& fractionalCounter(std::string_view name, std::string_view help, const MetricLabels& labels = {});
 
   // Called at the start of every render(), for values that are cheaper to read
   // when scraped than to keep current (nodes and pods in view). Collectors run
@@ -89,7 +92,7 @@ class MetricsRegistry {
   std::string render() const;
 
  private:
-  enum class Type { Counter, Gauge, Histogram };
+  enum class Type { Counter, FractionalCounter, Gauge, Histogram };
   struct Family {
     Type type;
     std::string help;
@@ -100,6 +103,7 @@ class MetricsRegistry {
     std::map<std::string, MetricLabels> labels;
   };
   Family& family(std::string_view name, std::string_view help, Type type);
+  Gauge& gaugeOfType(std::string_view name, std::string_view help, const MetricLabels& labels, Type type);
 
   mutable std::mutex mutex_;
   std::map<std::string, Family, std::less<>> families_;

@@ -24,7 +24,9 @@
 #include "webhook/http_server.h"
 #include "webhook/log.h"
 #include "webhook/metrics.h"
+#include "webhook/process_metrics.h"
 #include "webhook/serving_certificate.h"
+#include "webhook/sync_progress.h"
 #include "webhook/webhook_routes.h"
 
 namespace placer {
@@ -41,7 +43,11 @@ constexpr const char* kServeUsage =
     "  --listen ADDR          webhook address (default 0.0.0.0:8443; 127.0.0.1:8443 with --demo)\n"
     "  --tls-cert-file FILE   serving certificate (PEM, reloaded when it changes)\n"
     "  --tls-key-file FILE    its private key\n"
-    "  --extender-listen ADDR also serve the scheduler-extender endpoints there (e.g. 127.0.0.1:8888)\n";
+    "  --extender-listen ADDR also serve the scheduler-extender endpoints there (e.g. 127.0.0.1:8888;\n"
+    "                         with --demo, 127.0.0.1:8888 unless given)\n"
+    "  --metrics-listen ADDR  also serve GET /metrics over plain HTTP there (e.g. 0.0.0.0:9090)\n"
+    "  --log-level LEVEL, -v  debug, info (default), warning or error\n"
+    "  --log-format FORMAT    json (default) or text\n";
 
 constexpr auto kShutdownBound = std::chrono::seconds(20);
 
@@ -53,6 +59,7 @@ struct ServeArgs {
   std::string tlsCertFile;
   std::string tlsKeyFile;
   std::string extenderListen;
+  std::string metricsListen;
   bool demo = false;
 };
 
@@ -86,6 +93,8 @@ Result<ServeArgs> parseArgs(int argc, char** argv) {
       o = value(args.tlsKeyFile);
     } else if (is("--extender-listen")) {
       o = value(args.extenderListen);
+    } else if (is("--metrics-listen")) {
+      o = value(args.metricsListen);
     } else if (a == "--demo") {
       args.demo = true;
     } else {
@@ -109,6 +118,7 @@ struct DemoFiles {
   std::filesystem::path dir;
   std::filesystem::path caFile;
   std::filesystem::path reviewFile;
+  std::filesystem::path extenderArgsFile;
   std::string certPem;
   std::string keyPem;
 };
@@ -127,9 +137,11 @@ Result<DemoFiles> prepareDemo() {
   files.dir = pattern;
   files.caFile = files.dir / "ca.crt";
   files.reviewFile = files.dir / "admission-review.json";
+  files.extenderArgsFile = files.dir / "extender-args.json";
   files.certPem = serving->certificatePem;
   files.keyPem = serving->privateKeyPem;
-  if (!writeFile(files.caFile, ca->certificatePem) || !writeFile(files.reviewFile, demoAdmissionReview().dump(2)))
+  if (!writeFile(files.caFile, ca->certificatePem) || !writeFile(files.reviewFile, demoAdmissionReview().dump(2)) ||
+      !writeFile(files.extenderArgsFile, demoExtenderArgs().dump(2)))
     return Error{"demo: cannot write files in " + files.dir.string()};
   return files;
 }
@@ -158,6 +170,7 @@ Result<std::unique_ptr<HttpServer>> startExtender(const PlacerSettings& settings
     if (!cert) return Error{"extender: " + cert.error().message};
     certificate = std::move(*cert);
     certificate->startPolling(std::chrono::seconds(2));
+    registerCertificateExpiry(*webhook.metrics, *certificate, "extender");
     options.certificate =
         std::shared_ptr<const ServingCertificate>(certificate.get(), [](const ServingCertificate*) {});
   }
@@ -187,6 +200,47 @@ Result<std::unique_ptr<HttpServer>> startExtender(const PlacerSettings& settings
   return server;
 }
 
+ListenerOptions metricsListenerOptions(const std::string& address, const MetricsRegistry& metrics) {
+  ListenerOptions options;
+  options.name = "metrics";
+  options.address = address;
+  options.maxBodyBytes = 4096;
+  options.workerThreads = 2;
+  options.routes = {Route{"GET", "/metrics", [&metrics](const HttpRequest&) {
+                            return HttpResponse{200, std::string(kPrometheusContentType), metrics.render(), {}};
+                          }}};
+  return options;
+}
+
+// What the demo prints: ready-to-paste curl commands for the webhook and the
+// extender, each of which works as printed.
+void printDemo(const DemoFiles& demo, const std::string& listen, uint16_t port, uint16_t extenderPort,
+               const std::string& source) {
+  std::string host = listen.substr(0, listen.rfind(':'));
+  if (host.empty() || host == "0.0.0.0") host = "127.0.0.1";
+  const std::string url = "https://" + host + ":" + std::to_string(port);
+  const std::string ca = demo.caFile.string();
+  const std::string mutate =
+      "curl -s --cacert " + ca + " -H 'Content-Type: application/json' --data @" + demo.reviewFile.string() + " " +
+      url + "/mutate";
+  std::string out = "placer demo: " + source + ", serving " + url + "\n";
+  out += "Try the webhook (the answer's base64 \"patch\" assigns the pod to a node):\n\n";
+  out += "  " + mutate + "\n\n";
+  out += "Decode the patch:\n\n";
+  out += "  " + mutate +
+         " | python3 -c 'import json,sys,base64; print(base64.b64decode(json.load(sys.stdin)[\"response\"][\"patch\"]).decode())'\n\n";
+  if (extenderPort != 0) {
+    const std::string extender = "http://127.0.0.1:" + std::to_string(extenderPort);
+    const std::string body = " -H 'Content-Type: application/json' --data @" + demo.extenderArgsFile.string() + " ";
+    out += "Try the scheduler extender (what kube-scheduler asks for a pod left to it):\n\n";
+    out += "  curl -s" + body + extender + "/filter\n";
+    out += "  curl -s" + body + extender + "/prioritize\n\n";
+  }
+  out += "Metrics: curl -s --cacert " + ca + " " + url + "/metrics\n";
+  std::fputs(out.c_str(), stdout);
+  std::fflush(stdout);
+}
+
 int fail(std::string_view what) {
   std::fprintf(stderr, "placer serve: %.*s\n", int(what.size()), what.data());
   return 2;
@@ -214,7 +268,12 @@ int runServe(int argc, char** argv) {
   if (!args->extenderListen.empty()) {
     settings.extenderEnabled = true;
     settings.extenderListen = args->extenderListen;
+  } else if (args->demo) {
+    // The demo shows both paths: the webhook and the extender (on loopback).
+    settings.extenderEnabled = true;
+    settings.extenderListen = "127.0.0.1:8888";
   }
+  if (!args->metricsListen.empty()) settings.metricsListen = args->metricsListen;
   if (!args->tlsCertFile.empty() || !args->tlsKeyFile.empty()) {
     settings.tlsCertFile = args->tlsCertFile;
     settings.tlsKeyFile = args->tlsKeyFile;
@@ -229,6 +288,8 @@ int runServe(int argc, char** argv) {
   std::signal(SIGPIPE, SIG_IGN);
 
   MetricsRegistry metrics;
+  registerProcessMetrics(metrics);
+  registerBuildInfo(metrics);
 
   // The serving certificate.
   std::unique_ptr<ServingCertificate> certificate;
@@ -248,6 +309,7 @@ int runServe(int argc, char** argv) {
     certificate = std::move(*cert);
     certificate->startPolling(std::chrono::seconds(2));
   }
+  registerCertificateExpiry(metrics, *certificate, "webhook");
 
   // The cluster view and where it comes from.
   std::unique_ptr<ClusterFeed> feed;
@@ -262,6 +324,7 @@ int runServe(int argc, char** argv) {
   }
   ClusterState state;
   if (Outcome started = feed->start(state); !started) return fail(started.error().message);
+  SyncProgressLog syncProgress(*feed, std::chrono::seconds(5));
 
   WebhookContext context;
   context.engine = std::make_shared<const Engine>(config->profile);
@@ -303,28 +366,28 @@ int runServe(int argc, char** argv) {
     extender = std::move(*started);
   }
 
-  if (demo) {
-    std::string host = listen.substr(0, listen.rfind(':'));
-    if (host.empty() || host == "0.0.0.0") host = "127.0.0.1";
-    std::printf(
-        "placer demo: %s, serving https://%s:%u\n"
-        "Try it (the answer's base64 \"patch\" assigns the pod to a node):\n\n"
-        "  curl --cacert %s -H 'Content-Type: application/json' --data @%s https://%s:%u/mutate\n\n"
-        "Decode the patch:\n\n"
-        "  curl -s --cacert %s -H 'Content-Type: application/json' --data @%s https://%s:%u/mutate"
-        " | python3 -c 'import json,sys,base64; print(base64.b64decode(json.load(sys.stdin)[\"response\"][\"patch\"]).decode())'\n\n"
-        "Metrics: curl --cacert %s https://%s:%u/metrics\n",
-        feed->describe().c_str(), host.c_str(), (*server)->port(), demo->caFile.c_str(), demo->reviewFile.c_str(),
-        host.c_str(), (*server)->port(), demo->caFile.c_str(), demo->reviewFile.c_str(), host.c_str(),
-        (*server)->port(), demo->caFile.c_str(), host.c_str(), (*server)->port());
-    std::fflush(stdout);
+  // The plain-HTTP metrics listener, for Prometheus inside the cluster.
+  std::unique_ptr<HttpServer> metricsServer;
+  if (!settings.metricsListen.empty()) {
+    auto started = HttpServer::start(metricsListenerOptions(settings.metricsListen, metrics));
+    if (!started) {
+      if (extender) extender->stop(kShutdownBound);
+      (*server)->stop(kShutdownBound);
+      sweeper.stop();
+      feed->stop();
+      return fail("metrics: " + started.error().message);
+    }
+    metricsServer = std::move(*started);
   }
+
+  if (demo) printDemo(*demo, listen, (*server)->port(), extender ? extender->port() : 0, feed->describe());
 
   int signal = 0;
   sigwait(&signals, &signal);
   logEvent(LogLevel::Info, "shutting down", {{"signal", signal == SIGTERM ? "SIGTERM" : "SIGINT"}});
   bool clean = (*server)->stop(kShutdownBound);
   if (extender) clean = extender->stop(kShutdownBound) && clean;
+  if (metricsServer) clean = metricsServer->stop(kShutdownBound) && clean;
   if (extenderCertificate) extenderCertificate->stopPolling();
   sweeper.stop();
   feed->stop();

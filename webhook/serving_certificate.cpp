@@ -1,5 +1,6 @@
 #include "webhook/serving_certificate.h"
 
+#include <ctime>
 #include <fstream>
 #include <sstream>
 
@@ -16,6 +17,7 @@ struct ServingCertificate::LoadedPair {
   STACK_OF(X509)* chain = nullptr;  // intermediates after the leaf, may be empty
   EVP_PKEY* key = nullptr;
   std::string certPem;
+  std::chrono::system_clock::time_point notAfter;
 
   ~LoadedPair() {
     if (leaf) X509_free(leaf);
@@ -60,6 +62,10 @@ Result<std::shared_ptr<const ServingCertificate::LoadedPair>> parsePair(std::str
     BIO_free(bio);
   }
   if (!pair->leaf) return Error{"certificate: no PEM certificate (" + opensslError() + ")"};
+  std::tm notAfter{};
+  if (ASN1_TIME_to_tm(X509_get0_notAfter(pair->leaf), &notAfter) != 1)
+    return Error{"certificate: unreadable notAfter (" + opensslError() + ")"};
+  pair->notAfter = std::chrono::system_clock::from_time_t(timegm(&notAfter));
   {
     BIO* bio = BIO_new_mem_buf(keyPem.data(), int(keyPem.size()));
     pair->key = PEM_read_bio_PrivateKey(bio, nullptr, nullptr, nullptr);
@@ -173,6 +179,11 @@ uint64_t ServingCertificate::generation() const {
 std::string ServingCertificate::certificatePem() const {
   std::lock_guard lock(mutex_);
   return current_ ? current_->certPem : std::string();
+}
+
+std::chrono::system_clock::time_point ServingCertificate::notAfter() const {
+  std::lock_guard lock(mutex_);
+  return current_ ? current_->notAfter : std::chrono::system_clock::time_point();
 }
 
 }  // namespace placer

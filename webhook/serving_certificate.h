@@ -53,6 +53,8 @@ class ServingCertificate {
   uint64_t generation() const;
   // The certificate PEM currently served.
   std::string certificatePem() const;
+  // When the certificate currently served expires.
+  std::chrono::system_clock::time_point notAfter() const;
 
   struct LoadedPair;
 

@@ -113,6 +113,9 @@ std::vector<Route> webhookRoutes(const WebhookContext& context) {
   return {
       Route{"POST", "/mutate", [mutate](const HttpRequest& r) { return (*mutate)(r); }},
       Route{"GET", "/healthz", [](const HttpRequest&) { return HttpResponse::text(200, "ok\n"); }},
+      // Liveness: the process serves requests. Never tied to the API server or
+      // the view, since a restart would bring neither back.
+      Route{"GET", "/livez", [](const HttpRequest&) { return HttpResponse::text(200, "ok\n"); }},
       Route{"GET", "/readyz",
             [feed](const HttpRequest&) {
               if (feed == nullptr || feed->synced()) return HttpResponse::text(200, "ok\n");

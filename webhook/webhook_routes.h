@@ -1,6 +1,6 @@
 #pragma once
-// The webhook listener's routes — POST /mutate, GET /healthz, GET /readyz,
-// GET /metrics — and the timer that expires reservations whose pod never
+// The webhook listener's routes — POST /mutate, GET /healthz, GET /livez,
+// GET /readyz, GET /metrics — and the timer that expires reservations whose pod never
 // appeared. Metrics and the one-line-per-decision log live here; the decision
 // itself is reviewAdmission() (webhook/admission.h).
 //

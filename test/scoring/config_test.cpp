@@ -71,6 +71,8 @@ webhook:
 extender:
   listen: 127.0.0.1:8889
   tokenFile: /var/run/secrets/placer/token
+metrics:
+  listen: 0.0.0.0:9090
 profile:
   plugins:
     score:
@@ -101,6 +103,7 @@ TEST(Configuration, PlacerConfigurationInYaml) {
   EXPECT_EQ(s.workerThreads, 4);
   EXPECT_EQ(s.extenderListen, "127.0.0.1:8889");
   EXPECT_EQ(s.extenderTokenFile, "/var/run/secrets/placer/token");
+  EXPECT_EQ(s.metricsListen, "0.0.0.0:9090");
   ASSERT_FALSE(config->profile->scorePlugins().empty());
   EXPECT_EQ(config->profile->scorePlugins()[0].plugin->name(), "NodeResourcesFit");
   EXPECT_EQ(config->profile->scorePlugins()[0].weight, 5);
@@ -154,6 +157,12 @@ INSTANTIATE_TEST_SUITE_P(
         ErrorCase{"listen_without_port",
                   "apiVersion: placer.io/v1alpha1\nkind: PlacerConfiguration\nwebhook:\n  listen: localhost\n",
                   "webhook.listen: must be host:port"},
+        ErrorCase{"metrics_listen_without_port",
+                  "apiVersion: placer.io/v1alpha1\nkind: PlacerConfiguration\nmetrics:\n  listen: \":x\"\n",
+                  "metrics.listen: must be host:port"},
+        ErrorCase{"metrics_unknown_field",
+                  "apiVersion: placer.io/v1alpha1\nkind: PlacerConfiguration\nmetrics:\n  port: 9090\n",
+                  "metrics.port: unknown field"},
         ErrorCase{"worker_threads_zero",
                   "apiVersion: placer.io/v1alpha1\nkind: PlacerConfiguration\nwebhook:\n  workerThreads: 0\n",
                   "webhook.workerThreads: must be between 1 and 1024"},

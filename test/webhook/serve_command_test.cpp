@@ -110,35 +110,165 @@ std::string readFile(const std::string& path) {
   return s.str();
 }
 
-TEST(ServeCommandTest, DemoPrintsACurlCommandThatAssignsThePodAndStopsOnSigterm) {
-  Process placer({PLACER_BINARY, "serve", "--demo", "--listen", "127.0.0.1:0"});
-  ASSERT_GT(placer.pid(), 0);
-  std::vector<std::string> m = placer.waitForStdout(
-      std::regex(R"(curl --cacert (\S+) -H 'Content-Type: application/json' --data @(\S+) https://127\.0\.0\.1:(\d+)/mutate)"),
-      std::chrono::seconds(30));
-  ASSERT_EQ(m.size(), 4u) << placer.output() << placer.stderrText();
-  std::string caFile = m[1], reviewFile = m[2];
-  int port = std::stoi(m[3]);
+// Runs a command the demo printed, exactly as printed, with sh; its stdout.
+std::string runPrinted(const std::string& command) {
+  // `timeout` bounds a command that would hang; the demo's own never do.
+  FILE* pipe = popen(("timeout 30 sh -c '" + std::regex_replace(command, std::regex("'"), "'\\''") + "'").c_str(), "r");
+  if (pipe == nullptr) return {};
+  std::string out;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, pipe)) > 0) out.append(buf, n);
+  EXPECT_EQ(pclose(pipe), 0) << command;
+  return out;
+}
 
-  ClientOptions o;
-  o.port = uint16_t(port);
-  o.caPem = readFile(caFile);
-  o.serverName = "127.0.0.1";
-  auto c = HttpTestClient::connect(o);
-  ASSERT_TRUE(c.ok()) << c.error().message;
-  auto r = (*c)->request("POST", "/mutate", readFile(reviewFile));
-  ASSERT_TRUE(r.ok()) << r.error().message;
-  ASSERT_EQ(r->status, 200) << r->body;
-  json patch = patchOf(r->body);
-  ASSERT_TRUE(patch.is_array()) << r->body;
-  EXPECT_EQ(patch[0]["op"], "add");
+TEST(ServeCommandTest, DemoPrintsCurlCommandsForTheWebhookAndTheExtenderThatWorkAsPrinted) {
+  Process placer({PLACER_BINARY, "serve", "--demo", "--listen", "127.0.0.1:0", "--extender-listen", "127.0.0.1:0"});
+  ASSERT_GT(placer.pid(), 0);
+  // The whole text is printed at once; the metrics line ends it.
+  ASSERT_EQ(placer.waitForStdout(std::regex(R"(Metrics: (curl [^\n]+)\n)"), std::chrono::seconds(30)).size(), 2u)
+      << placer.output() << placer.stderrText();
+  std::vector<std::string> commands;
+  std::istringstream lines(placer.output());
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("  curl ", 0) == 0) commands.push_back(line.substr(2));
+    if (line.rfind("Metrics: curl ", 0) == 0) commands.push_back(line.substr(9));
+  }
+  ASSERT_EQ(commands.size(), 5u) << placer.output();
+  auto printed = [&](const std::string& needle) {
+    for (const std::string& c : commands)
+      if (c.find(needle) != std::string::npos) return c;
+    ADD_FAILURE() << "no printed command with " << needle << " in\n" << placer.output();
+    return std::string("false");
+  };
+
+  // /mutate answers an AdmissionReview whose patch assigns a node.
+  ASSERT_NE(commands[0].find("/mutate"), std::string::npos) << commands[0];
+  json review = json::parse(runPrinted(commands[0]), nullptr, false);
+  ASSERT_TRUE(review.is_object()) << commands[0];
+  EXPECT_EQ(review["response"]["allowed"], true);
+  json patch = patchOf(review.dump());
+  ASSERT_TRUE(patch.is_array()) << review.dump();
   EXPECT_EQ(patch[0]["path"], "/spec/nodeName");
-  std::string node = patch[0]["value"];
-  EXPECT_EQ(node.rfind("general-", 0), 0u) << node;  // the demo pod tolerates no taint
-  EXPECT_EQ((*c)->request("GET", "/readyz")->status, 200);
+  EXPECT_EQ(patch[0]["value"].get<std::string>().rfind("general-", 0), 0u) << "the demo pod tolerates no taint";
+
+  // The decoding pipeline prints the JSONPatch itself.
+  json decoded = json::parse(runPrinted(printed("base64")), nullptr, false);
+  ASSERT_TRUE(decoded.is_array());
+  EXPECT_EQ(decoded[0]["op"], "add");
+  EXPECT_EQ(decoded[0]["path"], "/spec/nodeName");
+
+  // /filter keeps the general nodes and names why each tainted or cordoned
+  // one fails; /prioritize scores the nodes 0-10 with placer's choice at 10.
+  json filter = json::parse(runPrinted(printed("/filter")), nullptr, false);
+  ASSERT_TRUE(filter.is_object());
+  EXPECT_EQ(filter["Error"], "");
+  ASSERT_FALSE(filter["NodeNames"].empty());
+  for (const json& n : filter["NodeNames"]) EXPECT_EQ(n.get<std::string>().rfind("general-", 0), 0u) << n;
+  // Every node sent is either kept or failed with a reason.
+  EXPECT_EQ(filter["NodeNames"].size() + filter["FailedNodes"].size() + filter["FailedAndUnresolvableNodes"].size(),
+            demoExtenderArgs()["NodeNames"].size());
+  EXPECT_FALSE(filter["FailedAndUnresolvableNodes"].empty()) << "the tainted pools";
+  json scores = json::parse(runPrinted(printed("/prioritize")), nullptr, false);
+  ASSERT_TRUE(scores.is_array());
+  ASSERT_FALSE(scores.empty());
+  int best = 0;
+  for (const json& s : scores) best = std::max(best, s["Score"].get<int>());
+  EXPECT_EQ(best, 10);
+
+  // The metrics command shows the decision just made.
+  EXPECT_NE(runPrinted(printed("/metrics")).find("placer_admissions_total{outcome=\"assigned\"} 2"), std::string::npos);
 
   ASSERT_EQ(kill(placer.pid(), SIGTERM), 0);
   EXPECT_EQ(placer.waitExit(std::chrono::seconds(20)), 0) << placer.stderrText();
+}
+
+// The port of a listener from its "listening" log line on stderr.
+int listenerPort(Process& placer, const std::string& listener, std::string& err) {
+  std::smatch m;
+  std::regex listening("\"msg\":\"listening\"[^\n]*\"listener\":\"" + listener + "\",\"port\":(\\d+)");
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (!std::regex_search(err, m, listening) && std::chrono::steady_clock::now() < deadline) {
+    err += placer.stderrText();
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return m.size() == 2 ? std::stoi(m[1]) : -1;
+}
+
+TEST(ServeCommandTest, MetricsListenerServesProcessBuildAndCertificateMetricsOverPlainHttp) {
+  Process placer({PLACER_BINARY, "serve", "--demo", "--listen", "127.0.0.1:0", "--extender-listen", "127.0.0.1:0",
+                  "--metrics-listen", "127.0.0.1:0"});
+  std::string err;
+  const int port = listenerPort(placer, "metrics", err);
+  ASSERT_GT(port, 0) << err;
+  ClientOptions o;
+  o.port = uint16_t(port);
+  auto c = HttpTestClient::connect(o);  // no TLS
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  auto r = (*c)->request("GET", "/metrics");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ASSERT_EQ(r->status, 200);
+  for (const char* series : {"process_cpu_seconds_total ", "process_resident_memory_bytes ", "process_open_fds ",
+                             "process_start_time_seconds ", "placer_build_info{version=\"0.1.0\",revision=\"",
+                             "placer_serving_certificate_expiry_seconds{listener=\"webhook\"} ", "placer_view_synced 1"})
+    EXPECT_NE(r->body.find(series), std::string::npos) << series << "\n" << r->body;
+  EXPECT_NE(r->body.find("# TYPE process_cpu_seconds_total counter"), std::string::npos);
+  // The demo certificate is valid for 7 days from now.
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(r->body, m, std::regex(R"(placer_serving_certificate_expiry_seconds\{listener="webhook"\} (\d+))")));
+  const double left = std::stod(m[1]) - double(std::chrono::duration_cast<std::chrono::seconds>(
+                                                   std::chrono::system_clock::now().time_since_epoch()).count());
+  EXPECT_GT(left, 6.9 * 86400);
+  EXPECT_LE(left, 7 * 86400);
+  // Only /metrics there: the webhook's routes stay on the TLS listener.
+  EXPECT_EQ((*c)->request("POST", "/mutate", demoAdmissionReview().dump())->status, 404);
+  ASSERT_EQ(kill(placer.pid(), SIGTERM), 0);
+  EXPECT_EQ(placer.waitExit(std::chrono::seconds(20)), 0);
+}
+
+TEST(ServeCommandTest, LivezAnswersOnTheWebhookListener) {
+  Process placer({PLACER_BINARY, "serve", "--demo", "--listen", "127.0.0.1:0", "--extender-listen", "127.0.0.1:0"});
+  auto m = placer.waitForStdout(std::regex(R"(serving https://127\.0\.0\.1:(\d+)\n[\s\S]*--cacert (\S+) )"),
+                                std::chrono::seconds(30));
+  ASSERT_EQ(m.size(), 3u) << placer.output();
+  ClientOptions o;
+  o.port = uint16_t(std::stoi(m[1]));
+  o.caPem = readFile(m[2]);
+  o.serverName = "127.0.0.1";
+  auto c = HttpTestClient::connect(o);
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  for (const char* path : {"/livez", "/healthz", "/readyz"}) EXPECT_EQ((*c)->request("GET", path)->status, 200) << path;
+  ASSERT_EQ(kill(placer.pid(), SIGTERM), 0);
+  EXPECT_EQ(placer.waitExit(std::chrono::seconds(20)), 0);
+}
+
+TEST(ServeCommandTest, LogFlagsChooseTheFormatAndTheLevel) {
+  {
+    Process placer({PLACER_BINARY, "serve", "--demo", "--listen", "127.0.0.1:0", "--extender-listen", "127.0.0.1:0",
+                    "--log-format", "text"});
+    ASSERT_EQ(placer.waitForStdout(std::regex("Metrics:"), std::chrono::seconds(30)).size(), 1u);
+    ASSERT_EQ(kill(placer.pid(), SIGTERM), 0);
+    EXPECT_EQ(placer.waitExit(std::chrono::seconds(20)), 0);
+    const std::string err = placer.stderrText();
+    EXPECT_TRUE(std::regex_search(err, std::regex(R"(\d{4}-\d\d-\d\dT[\d:.]+Z info +listening address=127\.0\.0\.1:0 listener=webhook port=\d+ tls=true\n)")))
+        << err;
+    EXPECT_EQ(err.find("{\""), std::string::npos) << err;
+  }
+  {
+    Process placer({PLACER_BINARY, "serve", "--log-level=warning", "--demo", "--listen", "127.0.0.1:0",
+                    "--extender-listen", "127.0.0.1:0"});
+    ASSERT_EQ(placer.waitForStdout(std::regex("Metrics:"), std::chrono::seconds(30)).size(), 1u);
+    ASSERT_EQ(kill(placer.pid(), SIGTERM), 0);
+    EXPECT_EQ(placer.waitExit(std::chrono::seconds(20)), 0);
+    EXPECT_EQ(placer.stderrText().find("\"level\":\"info\""), std::string::npos);
+  }
+  for (auto [flag, message] : {std::pair{"--log-format=xml", "--log-format must be json or text"},
+                               std::pair{"--log-level=loud", "--log-level must be debug, info, warning or error"}}) {
+    Process p({PLACER_BINARY, "serve", "--demo", flag});
+    EXPECT_EQ(p.waitExit(std::chrono::seconds(20)), 2) << flag;
+    EXPECT_NE(p.stderrText().find(message), std::string::npos) << flag;
+  }
 }
 
 TEST(ServeCommandTest, ServesASnapshotFileWithCertificateFiles) {

@@ -57,6 +57,7 @@ class Handler final : public StateHandler {
   }
 
   void listed(const json& object) override {
+    listedObjects_.fetch_add(1, std::memory_order_relaxed);
     if (kind_ == Kind::Node) {
       auto node = decodeNode(object);
       if (!node) return decodeFailed(object, node.error());
@@ -103,6 +104,7 @@ class Handler final : public StateHandler {
   }
 
   uint64_t decodeErrors() const override { return decodeErrors_.load(); }
+  uint64_t listedObjects() const override { return listedObjects_.load(std::memory_order_relaxed); }
 
  private:
   ResyncKind resyncKind() const { return kind_ == Kind::Node ? ResyncKind::Nodes : ResyncKind::Pods; }
@@ -214,6 +216,7 @@ class Handler final : public StateHandler {
   std::vector<Node> pendingNodes_;
   std::vector<Pod> pendingPods_;
   std::atomic<uint64_t> decodeErrors_{0};
+  std::atomic<uint64_t> listedObjects_{0};
 
   std::mutex mutex_;
   std::condition_variable queued_;   // an event was queued, a drain asked, or stopping
@@ -274,6 +277,13 @@ void KubeClusterFeed::stop() {
 bool KubeClusterFeed::synced() const { return nodes_ && pods_ && nodes_->listed() && pods_->listed(); }
 
 std::string KubeClusterFeed::describe() const { return source_; }
+
+std::vector<ClusterFeed::KindProgress> KubeClusterFeed::syncProgress() const {
+  std::vector<KindProgress> kinds;
+  for (auto [watcher, handler] : {std::pair{nodes_.get(), nodeHandler_.get()}, std::pair{pods_.get(), podHandler_.get()}})
+    if (watcher != nullptr) kinds.push_back({watcher->kind().name, handler->listedObjects(), watcher->listed()});
+  return kinds;
+}
 
 uint64_t KubeClusterFeed::nodeDecodeErrors() const { return nodeHandler_ ? nodeHandler_->decodeErrors() : 0; }
 uint64_t KubeClusterFeed::podDecodeErrors() const { return podHandler_ ? podHandler_->decodeErrors() : 0; }

@@ -30,6 +30,8 @@ namespace placer::kube {
 class StateHandler : public ResourceHandler {
  public:
   virtual uint64_t decodeErrors() const = 0;
+  // Objects received in lists since the handler was made.
+  virtual uint64_t listedObjects() const = 0;
 };
 std::unique_ptr<StateHandler> makeNodeHandler(ClusterState& state);
 std::unique_ptr<StateHandler> makePodHandler(ClusterState& state);
@@ -49,6 +51,7 @@ class KubeClusterFeed final : public ClusterFeed {
   void stop() override;
   bool synced() const override;
   std::string describe() const override;
+  std::vector<KindProgress> syncProgress() const override;
 
   // Observation, for metrics and tests. Null before start().
   const ListWatcher* nodeWatcher() const { return nodes_.get(); }
