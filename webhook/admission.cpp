@@ -100,6 +100,11 @@ std::string skipReason(const Pod& pod, const PlacerSettings& settings) {
 
 }  // namespace
 
+std::string whyLeftAlone(const Pod& pod, const PlacerSettings& settings) {
+  if (isExcludedNamespace(settings, pod.namespace_)) return "namespace " + pod.namespace_ + " is excluded";
+  return skipReason(pod, settings);
+}
+
 std::string_view toString(AdmissionOutcome outcome) {
   switch (outcome) {
     case AdmissionOutcome::Assigned: return "assigned";

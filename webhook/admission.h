@@ -67,6 +67,11 @@ AdmissionAnswer reviewAdmission(std::string_view body, const AdmissionInput& inp
 // The same from an already parsed document.
 AdmissionAnswer reviewAdmissionDocument(const nlohmann::json& review, const AdmissionInput& input);
 
+// Why the webhook leaves `pod` alone under `settings` (an excluded namespace,
+// spec.nodeName set, another scheduler, scheduling gates, volumes to bind, the
+// opt-out label), or empty when it places it.
+std::string whyLeftAlone(const Pod& pod, const PlacerSettings& settings);
+
 // JSON-pointer escaping of one reference token (RFC 6901): "~" -> "~0", "/" -> "~1".
 std::string escapeJsonPointer(std::string_view token);
 std::string base64Encode(std::string_view bytes);

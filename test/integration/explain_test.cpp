@@ -192,7 +192,7 @@ INSTANTIATE_TEST_SUITE_P(
 TEST(Explain, WithoutSnapshotFlagExitsTwo) {
   PlacerRun run = runPlacer("explain");
   EXPECT_EQ(run.exitCode, 2);
-  EXPECT_THAT(run.err, HasSubstr("--snapshot FILE is required"));
+  EXPECT_THAT(run.err, HasSubstr("give either --snapshot FILE or --kubeconfig FILE"));
 }
 
 }  // namespace
