@@ -19,6 +19,7 @@ constexpr const char* kUsage =
     "commands:\n"
     "  serve    run the admission webhook (and extender): --config, --kubeconfig, --cluster-file, --demo\n"
     "  explain  replay one decision: --snapshot FILE, or --kubeconfig FILE (--pod-file FILE | --pod NS/NAME)\n"
+    "  check    check the installation in the cluster: [--kubeconfig FILE]\n"
     "  certs    generate or ensure the webhook's CA and serving certificate\n"
     "  version  print the version\n"
     "\n"
@@ -82,6 +83,7 @@ int runCli(int argc, char** argv) {
   const int n = int(args.size()) - 1;
   if (cmd == "serve") return runServe(n, args.data());
   if (cmd == "explain") return runExplain(n, args.data());
+  if (cmd == "check") return runCheck(n, args.data());
   if (cmd == "certs") return runCerts(n, args.data());
   if (cmd == "version" || cmd == "--version") {
     std::printf("placer %s (revision %s)\n", buildVersion().c_str(), buildRevision().c_str());

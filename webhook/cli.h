@@ -11,5 +11,6 @@ int runCli(int argc, char** argv);
 int runServe(int argc, char** argv);    // webhook/serve_command.cpp
 int runExplain(int argc, char** argv);  // webhook/explain_command.cpp
 int runCerts(int argc, char** argv);    // webhook/certs_command.cpp
+int runCheck(int argc, char** argv);    // webhook/check_command.cpp
 
 }  // namespace placer
