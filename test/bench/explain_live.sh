@@ -87,14 +87,15 @@ print(s, d["scores"][s]["total"] if s else None)' "$1"
 check() {  # label, serve's "node score", explain args...
   local label=$1 expected=$2; shift 2
   local t0 t1
-  t0=$(now)
-  "$BUILD/placer" explain --kubeconfig "$DIR/kubeconfig" "$@" >"$DIR/explain.json" 2>"$DIR/explain.err" ||
+  local load; load=$(cut -d' ' -f1-3 /proc/loadavg)
+  /usr/bin/time -f '%e %U %S' -o "$DIR/time" \
+    "$BUILD/placer" explain --kubeconfig "$DIR/kubeconfig" "$@" >"$DIR/explain.json" 2>"$DIR/explain.err" ||
     { cat "$DIR/explain.err"; exit 1; }
-  t1=$(now)
   local got; got=$(explain_decision "$DIR/explain.json")
   local verdict=same; [ "$got" = "$expected" ] || verdict=DIFFERENT
-  printf '%-28s serve: %-32s explain: %-32s %s  explain wall %.2f s  (load %s)\n' "$label" "$expected" "$got" \
-    "$verdict" "$(echo "$t1 - $t0" | bc)" "$(cut -d' ' -f1-3 /proc/loadavg)"
+  read -r wall user sys <"$DIR/time"
+  printf '%-30s serve: %-22s explain: %-22s %s  explain wall %.2f s, CPU %.2f s (load before %s)\n' "$label" \
+    "$expected" "$got" "$verdict" "$wall" "$(echo "$user + $sys" | bc)" "$load"
   grep -c '"initial sync"\|initial sync ' "$DIR/explain.err" >/dev/null && grep 'initial sync' "$DIR/explain.err" | tail -2 | sed 's/^/    /'
 }
 
