@@ -111,7 +111,8 @@ std::string str(const json& object, std::initializer_list<const char*> path, std
 std::optional<std::string> selectorQuery(const json& selector) {
   std::vector<std::string> terms;
   if (selector.is_object()) {
-    for (const auto& [k, v] : selector.value("matchLabels", json::object()).items())
+    const json labels = selector.value("matchLabels", json::object());
+    for (const auto& [k, v] : labels.items())
       terms.push_back(k + "=" + (v.is_string() ? v.get<std::string>() : v.dump()));
     for (const json& e : selector.value("matchExpressions", json::array())) {
       const std::string key = e.value("key", ""), op = e.value("operator", "");
