@@ -20,8 +20,10 @@
 #include <unistd.h>
 #include <fcntl.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <ctime>
 #include <memory>
 #include <optional>
@@ -177,10 +179,16 @@ int connectWithTimeout(const std::string& host, uint16_t port, std::chrono::mill
     return -1;
   }
   int fd = socket(found->ai_family, SOCK_STREAM, 0);
+  if (fd < 0) {
+    error = strerror(errno);
+    freeaddrinfo(found);
+    return -1;
+  }
   fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
   int rc = connect(fd, found->ai_addr, found->ai_addrlen);
+  const int connectError = errno;
   freeaddrinfo(found);
-  if (rc != 0 && errno == EINPROGRESS) {
+  if (rc != 0 && connectError == EINPROGRESS) {
     pollfd p{fd, POLLOUT, 0};
     rc = poll(&p, 1, int(timeout.count())) == 1 ? 0 : -1;
     int soError = 0;
@@ -192,7 +200,7 @@ int connectWithTimeout(const std::string& host, uint16_t port, std::chrono::mill
       return -1;
     }
   } else if (rc != 0) {
-    error = strerror(errno);
+    error = strerror(connectError);
     close(fd);
     return -1;
   }

@@ -392,6 +392,11 @@ int runServe(int argc, char** argv) {
   sweeper.stop();
   feed->stop();
   certificate->stopPolling();
+  if (demo) {
+    // The printed commands' files go with the server they talk to.
+    std::error_code ec;
+    std::filesystem::remove_all(demo->dir, ec);
+  }
   logEvent(LogLevel::Info, "stopped", {{"clean", clean}});
   if (!clean) {
     // Requests still running past the bound: leave them to the process exit.

@@ -95,7 +95,7 @@ check() {  # label, serve's "node score", explain args...
   local verdict=same; [ "$got" = "$expected" ] || verdict=DIFFERENT
   read -r wall user sys <"$DIR/time"
   printf '%-30s serve: %-22s explain: %-22s %s  explain wall %.2f s, CPU %.2f s (load before %s)\n' "$label" \
-    "$expected" "$got" "$verdict" "$wall" "$(echo "$user + $sys" | bc)" "$load"
+    "$expected" "$got" "$verdict" "$wall" "$(awk -v u="$user" -v s="$sys" 'BEGIN { print u + s }')" "$load"
   grep -c '"initial sync"\|initial sync ' "$DIR/explain.err" >/dev/null && grep 'initial sync' "$DIR/explain.err" | tail -2 | sed 's/^/    /'
 }
 

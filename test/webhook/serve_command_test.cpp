@@ -180,8 +180,14 @@ TEST(ServeCommandTest, DemoPrintsCurlCommandsForTheWebhookAndTheExtenderThatWork
   // The metrics command shows the decision just made.
   EXPECT_NE(runPrinted(printed("/metrics")).find("placer_admissions_total{outcome=\"assigned\"} 2"), std::string::npos);
 
+  // Stopping takes the files the commands use along.
+  std::smatch ca;
+  ASSERT_TRUE(std::regex_search(commands[0], ca, std::regex(R"(--cacert (\S+))")));
+  const std::filesystem::path demoDir = std::filesystem::path(ca[1].str()).parent_path();
+  EXPECT_TRUE(std::filesystem::exists(demoDir / "extender-args.json"));
   ASSERT_EQ(kill(placer.pid(), SIGTERM), 0);
   EXPECT_EQ(placer.waitExit(std::chrono::seconds(20)), 0) << placer.stderrText();
+  EXPECT_FALSE(std::filesystem::exists(demoDir)) << demoDir;
 }
 
 // The port of a listener from its "listening" log line on stderr.
