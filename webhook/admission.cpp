@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "scoring/placement.h"
 #include "webhook/json_text.h"
 #include "webhook/kube/json_stream.h"
 
@@ -228,75 +229,17 @@ AdmissionAnswer reviewAdmissionDocument(const json& review, const AdmissionInput
       return allowUntouched(AdmissionOutcome::Skipped, std::move(why));
     if (!input.viewSynced) return allowUntouched(AdmissionOutcome::Error, "cluster view not synced yet");
 
-    std::string unschedulable;
-    bool reserveFailed = false;
-    auto decide = [&](const ClusterView& view) {
-      Decision d = input.engine.place(pod, view);
-      answer.nodeCount = d.nodeCount;
-      answer.feasibleCount = d.feasibleCount;
-      if (d.selected != nullptr) {
-        answer.node = d.selected->name();
-        answer.score = d.selectedTotal;
-      } else {
-        unschedulable = d.unschedulableMessage();
-      }
-    };
-    auto reservation = [&] {
-      Reservation r;
-      r.id = answer.uid;
-      r.nodeName = answer.node;
-      r.podKey = answer.pod;
-      r.requests = pod.requests;
-      r.nonZeroRequests = pod.nonZeroRequests;
-      r.hostPorts = pod.hostPorts;
-      r.expires = input.now + input.settings.reservationTtl;
-      return r;
-    };
-    if (answer.dryRun) {
-      input.state.readForDecision([&](const ClusterView& view) { decide(view); });
-    } else {
-      // Decide on the shared view, so admissions decide in parallel; then
-      // confirm the chosen node against its accounting as it is now (the
-      // filters on that node alone) and reserve, as one step under that
-      // node's accounting stripe (ClusterState::reserve): a concurrent
-      // reservation is never overcommitted, and decisions elsewhere go on.
-      // When the node no longer fits, decide again: one more optimistic
-      // round, then a last one entirely under the exclusive lock, so it
-      // always ends. A review sent again with a uid already reserved goes
-      // to that last round, which releases the earlier reservation.
-      constexpr int kOptimisticRounds = 2;
-      bool settled = false;  // reserved, or no node fits
-      for (int round = 0; round < kOptimisticRounds; ++round) {
-        input.state.readForDecision([&](const ClusterView& view) { decide(view); });
-        if (answer.node.empty()) {
-          settled = true;
-          break;
-        }
-        auto outcome = input.state.reserve(reservation(), [&](const ClusterView& view, const NodeInfo& chosen) {
-          const NodeInfo* candidates[] = {&chosen};
-          return input.engine.evaluate(pod, view, candidates, Detail::FilterOnly).selected != nullptr;
-        });
-        if (outcome == ClusterState::ReserveOutcome::Reserved) {
-          answer.reserved = settled = true;
-          break;
-        }
-        answer.node.clear();
-        if (outcome == ClusterState::ReserveOutcome::NeedsExclusive) break;
-      }
-      if (!settled) {
-        input.state.update([&](MutableClusterView& view) {
-          if (view.findReservation(answer.uid) != nullptr) view.release(answer.uid);
-          decide(view);
-          if (answer.node.empty()) return;
-          answer.reserved = view.reserve(reservation());
-          reserveFailed = !answer.reserved;
-        });
-      }
-    }
-    if (reserveFailed) {
-      answer.node.clear();
-      return allowUntouched(AdmissionOutcome::Error, "reservation refused on the chosen node");
-    }
+    // Decide and reserve as one step (scoring/placement.h).
+    LocalReservationBook book(input.engine, input.state);
+    Placement placement = answer.dryRun ? book.decide(pod)
+                                        : book.placeAndReserve(pod, answer.uid, input.now + input.settings.reservationTtl);
+    answer.nodeCount = placement.nodeCount;
+    answer.feasibleCount = placement.feasibleCount;
+    answer.reserved = placement.outcome == Placement::Outcome::Reserved;
+    if (placement.outcome == Placement::Outcome::Refused) return allowUntouched(AdmissionOutcome::Error, placement.reason);
+    answer.node = placement.node;
+    answer.score = placement.score;
+    std::string unschedulable = placement.reason;
 
     const json* metadata = member(*object, "metadata");
     const json* annotations = metadata ? member(*metadata, "annotations") : nullptr;

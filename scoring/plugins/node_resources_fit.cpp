@@ -25,16 +25,6 @@ constexpr int64_t kMaxCustomPriorityScore = 10;
 // ---------------------------------------------------------------------------
 // Field errors worded like k8s.io/apimachinery/pkg/util/validation/field.
 
-std::string goQuote(std::string_view s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    out += c;
-  }
-  out += '"';
-  return out;
-}
-
 std::string invalid(std::string_view path, std::string_view value, std::string_view detail) {
   return std::string(path) + ": Invalid value: " + std::string(value) + ": " + std::string(detail);
 }

@@ -463,7 +463,7 @@ TEST(ClusterState, ReservationsAlongsideDecisionsFillTheClusterExactly) {
         return chosen ? chosen->name() : std::string();
       });
       if (node.empty()) return;
-      auto outcome = state.reserve(reservationFor(node), [&](const ClusterView& view, const NodeInfo& n) {
+      auto outcome = state.reserve(reservationFor(node), 0, [&](const ClusterView& view, const NodeInfo& n) {
         const NodeInfo* candidates[] = {&n};
         return engine.evaluate(pod, view, candidates, Detail::FilterOnly).selected != nullptr;
       });
@@ -520,10 +520,10 @@ TEST(ClusterState, ReservingATakenIdNeedsTheExclusivePath) {
   state.upsertNode(makeNode("n1"));
   state.upsertNode(makeNode("n2"));
   auto accept = [](const ClusterView&, const NodeInfo&) { return true; };
-  EXPECT_EQ(state.reserve(makeReservation("uid-1", "n1", 500), accept), ClusterState::ReserveOutcome::Reserved);
-  EXPECT_EQ(state.reserve(makeReservation("uid-1", "n2", 500), accept), ClusterState::ReserveOutcome::NeedsExclusive);
-  EXPECT_EQ(state.reserve(makeReservation("uid-2", "gone", 500), accept), ClusterState::ReserveOutcome::UnknownNode);
-  EXPECT_EQ(state.reserve(makeReservation("uid-3", "n2", 500), [](const ClusterView&, const NodeInfo&) { return false; }),
+  EXPECT_EQ(state.reserve(makeReservation("uid-1", "n1", 500), 0, accept), ClusterState::ReserveOutcome::Reserved);
+  EXPECT_EQ(state.reserve(makeReservation("uid-1", "n2", 500), 0, accept), ClusterState::ReserveOutcome::NeedsExclusive);
+  EXPECT_EQ(state.reserve(makeReservation("uid-2", "gone", 500), 0, accept), ClusterState::ReserveOutcome::UnknownNode);
+  EXPECT_EQ(state.reserve(makeReservation("uid-3", "n2", 500), 0, [](const ClusterView&, const NodeInfo&) { return false; }),
             ClusterState::ReserveOutcome::NotConfirmed);
   state.read([](const ClusterView& view) {
     EXPECT_EQ(view.findNode("n1")->requested.milliCpu, 500);

@@ -49,7 +49,7 @@ TEST(Configuration, NothingMeansAllDefaults) {
   ASSERT_TRUE(config.ok());
   EXPECT_EQ(config->settings.schedulerNames, std::vector<std::string>{"default-scheduler"});
   EXPECT_EQ(config->settings.reservationTtl, 30s);
-  EXPECT_EQ(config->profile->scorePlugins().size(), 5u);
+  EXPECT_EQ(config->profile->scorePlugins().size(), 7u);
 }
 
 constexpr const char* kPlacerYaml = R"(apiVersion: placer.io/v1alpha1

@@ -194,6 +194,39 @@ TEST_F(AdmissionTest, NoFeasibleNodeWithoutFallbackSchedulerOnlyAnnotates) {
   EXPECT_EQ(patchOf(a.body).size(), 1u);
 }
 
+// "One replica per node": web-1 (app=web) runs on node-a; web-2 requires
+// anti-affinity to app=web on kubernetes.io/hostname. kube-scheduler puts it
+// on node-b or node-c; the kubelet never re-checks the rule, so placer must
+// never put it on node-a, nor put any pod next to one that forbids it.
+TEST_F(AdmissionTest, RequiredPodAntiAffinityIsNeverBroken) {
+  state_.upsertPod(decodePod(boundPodJson("web-1", "node-a", "100m", "64Mi")).value());
+  json antiAffinity = {
+      {"podAntiAffinity",
+       {{"requiredDuringSchedulingIgnoredDuringExecution",
+         json::array({{{"labelSelector", {{"matchLabels", {{"app", "web"}}}}},
+                       {"topologyKey", "kubernetes.io/hostname"}}})}}}};
+  json web2 = podJson("web-2", "default", "100m", "64Mi");
+  web2["spec"]["affinity"] = antiAffinity;
+  AdmissionAnswer a = review(admissionReview("uid-web-2", web2));
+  if (a.outcome == AdmissionOutcome::Assigned) {
+    EXPECT_NE(a.node, "node-a");
+  } else {
+    ASSERT_EQ(a.outcome, AdmissionOutcome::Fallback) << a.reason;
+    EXPECT_FALSE(patchOf(a.body)[0]["value"]["placer.io/unassigned-reason"].get<std::string>().empty());
+  }
+
+  // The symmetric case: an existing pod's required anti-affinity binds a pod
+  // that declares nothing.
+  json guard = boundPodJson("guard", "node-b", "100m", "64Mi");
+  guard["metadata"]["labels"] = {{"app", "guard"}};
+  guard["spec"]["affinity"] = antiAffinity;
+  state_.upsertPod(decodePod(guard).value());
+  for (int i = 0; i < 3; ++i) {
+    AdmissionAnswer plain = review(admissionReview("uid-plain-" + std::to_string(i), podJson("", "default", "100m", "64Mi")));
+    if (plain.outcome == AdmissionOutcome::Assigned) EXPECT_NE(plain.node, "node-b");
+  }
+}
+
 TEST_F(AdmissionTest, FailuresNeverBlockCreation) {
   json badQuantity = podJson("", "team-a", "lots", "64Mi");
   AdmissionAnswer a = review(admissionReview("uid-bad", badQuantity));
