@@ -902,14 +902,25 @@ std::vector<Route> extenderRoutes(const ExtenderContext& context) {
     const char* path;
     const char* name;
     std::function<HttpResponse(std::string_view)> handle;
+    RouteHandler shed;  // when the listener's queue is full: a well-formed error of the verb's kind
   };
   const ExtenderContext ctx = context;
+  constexpr std::string_view kOverloaded = "placer: overloaded (every worker busy, the queue full)";
+  auto overloadedFilter = [kOverloaded](const HttpRequest&) { return filterError(kOverloaded); };
+  auto overloaded = [kOverloaded](const HttpRequest&) { return HttpResponse::text(503, std::string(kOverloaded) + "\n"); };
   std::vector<Verb> verbs = {
-      {"/filter", "filter", [ctx](std::string_view b) { return extenderFilter(ctx, b, false); }},
-      {"/filter_onlyone", "filter_onlyone", [ctx](std::string_view b) { return extenderFilter(ctx, b, true); }},
-      {"/prioritize", "prioritize", [ctx](std::string_view b) { return extenderPrioritize(ctx, b); }},
-      {"/bind", "bind", [ctx](std::string_view b) { return extenderBind(ctx, b); }},
-      {"/preempt", "preempt", [ctx](std::string_view b) { return extenderPreempt(ctx, b); }},
+      {"/filter", "filter", [ctx](std::string_view b) { return extenderFilter(ctx, b, false); }, overloadedFilter},
+      {"/filter_onlyone", "filter_onlyone", [ctx](std::string_view b) { return extenderFilter(ctx, b, true); },
+       overloadedFilter},
+      {"/prioritize", "prioritize", [ctx](std::string_view b) { return extenderPrioritize(ctx, b); }, overloaded},
+      {"/bind", "bind", [ctx](std::string_view b) { return extenderBind(ctx, b); },
+       [kOverloaded](const HttpRequest&) {
+         std::string body = "{\"Error\":";
+         appendJsonString(body, kOverloaded);
+         body += '}';
+         return HttpResponse::json(200, std::move(body));
+       }},
+      {"/preempt", "preempt", [ctx](std::string_view b) { return extenderPreempt(ctx, b); }, overloaded},
   };
   std::vector<Route> routes;
   for (Verb& verb : verbs) {
@@ -935,7 +946,8 @@ std::vector<Route> extenderRoutes(const ExtenderContext& context) {
                                logEvent(LogLevel::Warning, "extender: bad request",
                                         {{"verb", name}, {"error", response.body}});
                              return response;
-                           }});
+                           },
+                           std::move(verb.shed)});
   }
   return routes;
 }
