@@ -322,6 +322,12 @@ Outcome decodeArgs(std::string_view body, ExtenderArgs& args) {
           decodeFailed = true;
           return fieldError(indexedField("ExtenderArgs.Nodes.items", i), node.error().message);
         }
+        // The node is echoed as sent: only bytes that are a valid JSON text
+        // (UTF-8 strings, escapes) may go into the answer.
+        if (!json::accept(bytes)) {
+          decodeFailed = true;
+          return fieldError(indexedField("ExtenderArgs.Nodes.items", i), "not valid JSON (strings must be UTF-8)");
+        }
         args.nodes.push_back(std::move(*node));
         args.nodeBytes.push_back(bytes);
         return {};
@@ -768,12 +774,10 @@ HttpResponse extenderPrioritize(const ExtenderContext& context, std::string_view
 }
 
 HttpResponse extenderBind(const ExtenderContext& context, std::string_view body) {
-  json args;
-  try {
-    args = json::parse(body);
-  } catch (const json::exception& e) {
-    return badRequest(std::string("ExtenderBindingArgs: ") + e.what());
-  }
+  // The same nesting limit as every other verb's decoder (no stack exhaustion).
+  auto parsed = kube::parseFiltered(body, kube::keepEverything());
+  if (!parsed) return badRequest("ExtenderBindingArgs: " + parsed.error().message);
+  const json args = std::move(*parsed);
   if (!args.is_object()) return badRequest("ExtenderBindingArgs: expected a JSON object");
   auto field = [&](std::string_view name) -> Result<std::string> {
     const json* v = jsonMember(args, name);
@@ -827,7 +831,9 @@ HttpResponse extenderPreempt(const ExtenderContext& context, std::string_view bo
     if (!meta) mapBytes = member(*members, "NodeNameToVictims");
     const std::string mapName = meta ? "NodeNameToMetaVictims" : "NodeNameToVictims";
     if (mapBytes) {
-      json map = json::parse(*mapBytes);
+      auto parsedMap = kube::parseFiltered(*mapBytes, kube::keepEverything());
+      if (!parsedMap) return badRequest("ExtenderPreemptionArgs." + mapName + ": " + parsedMap.error().message);
+      json map = std::move(*parsedMap);
       if (!map.is_object()) return badRequest("ExtenderPreemptionArgs." + mapName + ": expected an object");
       for (auto it = map.begin(); it != map.end(); ++it) {
         const std::string where = "ExtenderPreemptionArgs." + mapName + "[" + it.key() + "]";

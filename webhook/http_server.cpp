@@ -50,6 +50,9 @@ constexpr uint32_t kHeaderLimit = 16 * 1024;
 // connection before the client has read the answer (nginx's lingering close).
 constexpr size_t kLingerBytes = 16 * 1024 * 1024;
 constexpr std::chrono::milliseconds kLingerTime{2000};
+// An unauthenticated request's body up to this size is read (and dropped) to
+// keep the connection; a larger one closes it unread.
+constexpr uint64_t kUnauthenticatedBodyBytes = 64 * 1024;
 
 int installCertificate(SSL* ssl, void* arg) {
   return static_cast<const ServingCertificate*>(arg)->install(ssl) ? 1 : 0;
@@ -446,10 +449,14 @@ class Connection : public std::enable_shared_from_this<Connection> {
                       constantTimeEquals(auth.substr(kBearer.size()), options.bearerToken);
       if (!ok) {
         // Refused before the body is read: an unauthenticated client gets no
-        // buffer of its size. With a body still coming, the connection closes.
-        HttpResponse r = HttpResponse::text(401, "unauthorized\n");
-        r.headers.emplace_back("WWW-Authenticate", "Bearer");
-        return answer(std::move(r), !parser_->is_done() ? Ending::Linger : Ending::KeepAlive);
+        // buffer of its size. A small body of known length is read and
+        // dropped, keeping the connection; anything else closes it.
+        const auto length = parser_->content_length();
+        if (parser_->is_done() || (length && *length <= kUnauthenticatedBodyBytes)) {
+          unauthorized_ = true;
+        } else {
+          return answer(unauthorized(), Ending::Linger);
+        }
       }
     }
     if (parser_->is_done()) return onRequest();
@@ -499,10 +506,21 @@ class Connection : public std::enable_shared_from_this<Connection> {
     answer(HttpResponse::text(400, std::string("bad request: ") + ec.message() + "\n"), Ending::Close);
   }
 
+  static HttpResponse unauthorized() {
+    HttpResponse r = HttpResponse::text(401, "unauthorized\n");
+    r.headers.emplace_back("WWW-Authenticate", "Bearer");
+    return r;
+  }
+
   // A whole request: route it, then queue it for a worker.
   void onRequest() {
     auto message = parser_->release();
     parser_.reset();
+    if (unauthorized_) {
+      unauthorized_ = false;
+      keepAlive_ = message.keep_alive();
+      return answer(unauthorized(), ending());
+    }
     HttpRequest request;
     request.method = text(message.method_string());
     const std::string_view target(message.target().data(), message.target().size());
@@ -658,6 +676,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   Phase phase_ = Phase::Handshake;
   uint64_t timerGeneration_ = 0;
   bool timedOut_ = false;
+  bool unauthorized_ = false;  // the request's body is read only to be dropped
   bool keepAlive_ = true;
   bool head_ = false;
   unsigned version_ = 11;
@@ -675,6 +694,9 @@ void HttpServer::Shared::accept(const std::shared_ptr<Shared>& self) {
         socket.close(ignored);
       } else {
         self->open->add(1);
+        error_code ignored;
+        // Answers are written whole: no waiting for the peer's delayed ACK.
+        socket.set_option(tcp::no_delay(true), ignored);
         std::make_shared<Connection>(self, std::move(socket))->start();
       }
     } else {

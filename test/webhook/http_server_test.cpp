@@ -2,6 +2,8 @@
 // protocol versions, failure isolation, bearer tokens, graceful stop.
 #include "webhook/http_server.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -284,7 +286,10 @@ int rawConnect(uint16_t port) {
 // they hold no worker, so fresh requests are answered while they stay open.
 TEST_F(HttpServerTest, AThousandIdleKeepAliveConnectionsLeaveFreshRequestsAnswered) {
   raiseOpenFileLimit();
-  start(true, "", [](ListenerOptions& o) { o.workerThreads = 2; });
+  start(true, "", [](ListenerOptions& o) {
+    o.workerThreads = 2;
+    o.keepAliveTimeout = std::chrono::seconds(600);  // however slowly the thousand are opened
+  });
   std::vector<std::unique_ptr<HttpTestClient>> idle;
   for (int i = 0; i < 1000; ++i) {
     auto c = client();
@@ -414,7 +419,7 @@ TEST_F(HttpServerTest, AnInvalidContentLengthIs400AndClosesTheConnection) {
     ASSERT_TRUE(c);
     auto r = c->sendRaw("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: " + length + "\r\n\r\n");
     ASSERT_TRUE(r.ok()) << r.error().message;
-    EXPECT_EQ(r->status, length == "99999999999999999999999" ? 413 : 400);
+    EXPECT_EQ(r->status, 400);
     EXPECT_FALSE(r->keepAlive);
   }
   auto c = client();
