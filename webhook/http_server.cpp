@@ -858,6 +858,7 @@ HttpServer::Stats HttpServer::stats() const {
 bool HttpServer::stop(std::chrono::milliseconds bound) {
   if (stopped_) return true;
   stopped_ = true;
+  if (!shared_->work) return true;  // start() failed before anything ran
   const auto deadline = std::chrono::steady_clock::now() + bound;
   Shared& s = *shared_;
   s.stopping = true;

@@ -149,10 +149,10 @@ class BackgroundConnections {
   void startSlowloris(int n) {
     if (n <= 0) return;
     thread_ = std::thread([this, n] {
-      std::vector<std::unique_ptr<testing::HttpTestClient>> slow(size_t(n));
+      std::vector<std::unique_ptr<testing::HttpTestClient>> slow(static_cast<size_t>(n));
       std::vector<int> silent(size_t(n / 4), -1);
       const std::string header = "POST /mutate HTTP/1.1\r\nHost: placer\r\nContent-Type: application/json\r\n";
-      std::vector<size_t> sent(size_t(n), 0);
+      std::vector<size_t> sent(static_cast<size_t>(n), 0);
       while (!stopping_.load()) {
         for (size_t i = 0; i < slow.size() && !stopping_.load(); ++i) {
           if (!slow[i]) {
