@@ -21,6 +21,7 @@
 #include <boost/asio/write.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http.hpp>
+#include <malloc.h>
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 
@@ -53,6 +54,7 @@ constexpr std::chrono::milliseconds kLingerTime{2000};
 // An unauthenticated request's body up to this size is read (and dropped) to
 // keep the connection; a larger one closes it unread.
 constexpr uint64_t kUnauthenticatedBodyBytes = 64 * 1024;
+constexpr size_t kTrimAfterBodyBytes = 1024 * 1024;
 
 int installCertificate(SSL* ssl, void* arg) {
   return static_cast<const ServingCertificate*>(arg)->install(ssl) ? 1 : 0;
@@ -553,6 +555,13 @@ class Connection : public std::enable_shared_from_this<Connection> {
     auto shared = std::make_shared<HttpRequest>(std::move(request));
     auto job = [self = shared_from_this(), route = match, shared] {
       HttpResponse response = self->run(*route, *shared);
+      // A large request (a pod with tens of thousands of resources) leaves
+      // tens of MB freed in this worker's malloc arena; give them back, so a
+      // burst of large pods does not leave the process that much larger.
+      if (shared->body.size() >= kTrimAfterBodyBytes) {
+        shared->body = std::string();
+        malloc_trim(0);
+      }
       net::post(self->socket_.get_executor(),
                 [self, response = std::move(response)]() mutable { self->answer(std::move(response), self->ending()); });
     };

@@ -36,8 +36,9 @@
 // --connections N opens N more TLS keep-alive connections before the run, each
 // sending one request, and holds them idle throughout (an API server's pool:
 // many connections, few active). --slowloris N keeps N connections sending
-// their headers a byte every 100 ms (reopened when the server closes them at
-// its header deadline), and N/4 more that connect and never start TLS.
+// their headers a byte every --slowloris-interval ms (default 100; reopened
+// when the server closes them at its header deadline), and N/4 more that
+// connect and never start TLS.
 //
 // Two processes, so the server's memory is its own:
 //   admission_loadgen --serve DIR [view and server options]   writes DIR/port and DIR/ca.pem, serves until SIGTERM
@@ -101,6 +102,7 @@ struct Options {
   size_t decisionCache = Engine::kDefaultCacheCapacity;
   int connections = 0;  // idle keep-alive connections held open during the run
   int slowloris = 0;    // connections sending their headers a byte at a time
+  int slowlorisIntervalMs = 100;
   std::string serveDir;   // --serve: server only
   std::string targetDir;  // --target: clients only, against a --serve process
   int serverPid = 0;
@@ -146,9 +148,9 @@ class BackgroundConnections {
     return idle_.size();
   }
 
-  void startSlowloris(int n) {
+  void startSlowloris(int n, int intervalMs) {
     if (n <= 0) return;
-    thread_ = std::thread([this, n] {
+    thread_ = std::thread([this, n, intervalMs] {
       std::vector<std::unique_ptr<testing::HttpTestClient>> slow(static_cast<size_t>(n));
       std::vector<int> silent(size_t(n / 4), -1);
       const std::string header = "POST /mutate HTTP/1.1\r\nHost: placer\r\nContent-Type: application/json\r\n";
@@ -176,7 +178,7 @@ class BackgroundConnections {
           if (fd < 0) fd = rawConnect();
         }
         std::unique_lock lock(mutex_);
-        wake_.wait_for(lock, std::chrono::milliseconds(100), [this] { return stopping_.load(); });
+        wake_.wait_for(lock, std::chrono::milliseconds(intervalMs), [this] { return stopping_.load(); });
       }
       for (int fd : silent)
         if (fd >= 0) ::close(fd);
@@ -386,7 +388,7 @@ int runClients(const Options& o, const GeneratorParams& params) {
     std::printf("idle keep-alive connections: %zu open\n", opened);
     if (o.serverPid > 0) std::printf("server RSS with them: %.1f MB\n", rssMb(o.serverPid));
   }
-  background.startSlowloris(o.slowloris);
+  background.startSlowloris(o.slowloris, o.slowlorisIntervalMs);
   std::atomic<uint64_t> uids{1};
   if (o.route == "both" || o.route == "echo") report(runPhase("/echo", port, caPem, payloads, o, uids));
   if (o.route == "both" || o.route == "mutate") report(runPhase("/mutate", port, caPem, payloads, o, uids));
@@ -416,6 +418,7 @@ int main(int argc, char** argv) {
     else if (a == "--decision-cache") o.decisionCache = std::stoul(v);
     else if (a == "--connections") o.connections = std::stoi(v);
     else if (a == "--slowloris") o.slowloris = std::stoi(v);
+    else if (a == "--slowloris-interval") o.slowlorisIntervalMs = std::stoi(v);
     else if (a == "--serve") o.serveDir = v;
     else if (a == "--target") o.targetDir = v;
     else if (a == "--server-pid") o.serverPid = std::stoi(v);
@@ -542,7 +545,7 @@ int main(int argc, char** argv) {
     std::printf("idle keep-alive connections: %zu open (process RSS %.0f MB -> %.0f MB, clients included)\n", opened,
                 before, rssMb(0));
   }
-  background.startSlowloris(o.slowloris);
+  background.startSlowloris(o.slowloris, o.slowlorisIntervalMs);
   if (o.route == "both" || o.route == "echo") report(runPhase("/echo", (*server)->port(), ca->certificatePem, payloads, o, uids));
   if (o.route == "both" || o.route == "mutate") {
     std::atomic<bool> watchDone{false};
