@@ -236,6 +236,35 @@ TEST_F(AdmissionTest, SelectorsDecideWhichPodsTheWebhookSees) {
   EXPECT_EQ(webhook->received().size(), 1u) << "pod opted out";
 }
 
+TEST_F(AdmissionTest, NamespaceSelectorReadsTheNamespaceObjectAsClientsWriteIt) {
+  startWebhook([](const json& review) { return TestWebhook::allow(review, kAssignPatch); });
+  MutatingWebhook hook = config();
+  hook.namespaceSelector = {{"matchLabels", {{"placer.io/enabled", "true"}}}};
+  server->setMutatingWebhooks({hook});
+
+  auto ns = client->request("POST", "/api/v1/namespaces",
+                            json{{"metadata", {{"name", "team-a"}, {"labels", {{"placer.io/enabled", "true"}}}}}}.dump());
+  ASSERT_TRUE(ns.ok());
+  ASSERT_EQ(ns->status, 201) << ns->body;
+  EXPECT_EQ(postPod(generateNamePod()).body["spec"]["nodeName"], "node-7");
+  EXPECT_EQ(webhook->received().size(), 1u);
+
+  // Opting out by patching the Namespace takes effect on the next create.
+  auto patched = client->request("PATCH", "/api/v1/namespaces/team-a",
+                                 R"({"metadata":{"labels":{"placer.io/enabled":null}}})", "application/merge-patch+json");
+  ASSERT_TRUE(patched.ok());
+  ASSERT_EQ(patched->status, 200) << patched->body;
+  EXPECT_EQ(postPod(generateNamePod()).code, 201);
+  EXPECT_EQ(webhook->received().size(), 1u) << "namespace opted out";
+
+  // The name label is always there, so kubernetes.io/metadata.name selectors
+  // match namespaces that exist and ones that were never created alike.
+  hook.namespaceSelector = {{"matchLabels", {{"kubernetes.io/metadata.name", "team-a"}}}};
+  server->setMutatingWebhooks({hook});
+  EXPECT_EQ(postPod(generateNamePod()).body["spec"]["nodeName"], "node-7");
+  EXPECT_EQ(webhook->received().size(), 2u);
+}
+
 TEST(JsonPatch, AppliesRfc6902Operations) {
   const json doc = {{"metadata", {{"name", "p"}, {"labels", {{"a/b", "1"}, {"m~n", "2"}}}}},
                     {"spec", {{"containers", json::array({{{"name", "c0"}}, {{"name", "c1"}}})}}}};

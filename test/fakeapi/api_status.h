@@ -3,6 +3,7 @@
 // pkg/api/errors): the same reasons, codes, messages and details.
 
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -22,20 +23,73 @@ inline nlohmann::json statusSuccess(int code = 201) {
           {"status", "Success"}, {"code", code}};
 }
 
-// resource: "pods", "nodes", "pods/binding".
-inline nlohmann::json notFound(const std::string& resource, const std::string& name) {
-  return statusFailure(404, "NotFound", resource + " \"" + name + "\" not found",
-                       {{"name", name}, {"kind", resource}});
+// The details of a Status about one object: {name, group (omitted when core),
+// kind: the resource}, as metav1.StatusDetails serializes.
+inline nlohmann::json objectDetails(const std::string& resource, const std::string& name,
+                                    const std::string& group = "") {
+  nlohmann::json d = {{"name", name}, {"kind", resource}};
+  if (!group.empty()) d["group"] = group;
+  return d;
 }
 
-inline nlohmann::json alreadyExists(const std::string& resource, const std::string& name) {
-  return statusFailure(409, "AlreadyExists", resource + " \"" + name + "\" already exists",
-                       {{"name", name}, {"kind", resource}});
+// schema.GroupResource.String(): "pods", "leases.coordination.k8s.io".
+inline std::string qualifiedName(const std::string& resource, const std::string& group) {
+  return group.empty() ? resource : resource + "." + group;
 }
 
-inline nlohmann::json conflict(const std::string& resource, const std::string& name, const std::string& why) {
-  return statusFailure(409, "Conflict", "Operation cannot be fulfilled on " + resource + " \"" + name + "\": " + why,
-                       {{"name", name}, {"kind", resource}});
+// resource: "pods", "nodes", "pods/binding", "leases"; group "" for core.
+inline nlohmann::json notFound(const std::string& resource, const std::string& name, const std::string& group = "") {
+  return statusFailure(404, "NotFound", qualifiedName(resource, group) + " \"" + name + "\" not found",
+                       objectDetails(resource, name, group));
+}
+
+inline nlohmann::json alreadyExists(const std::string& resource, const std::string& name,
+                                    const std::string& group = "") {
+  return statusFailure(409, "AlreadyExists", qualifiedName(resource, group) + " \"" + name + "\" already exists",
+                       objectDetails(resource, name, group));
+}
+
+inline nlohmann::json conflict(const std::string& resource, const std::string& name, const std::string& why,
+                               const std::string& group = "") {
+  return statusFailure(409, "Conflict",
+                       "Operation cannot be fulfilled on " + qualifiedName(resource, group) + " \"" + name +
+                           "\": " + why,
+                       objectDetails(resource, name, group));
+}
+
+// A Success Status for a DELETE whose registry does not return the object.
+inline nlohmann::json deletedStatus(const std::string& resource, const std::string& name, const std::string& group,
+                                    const std::string& uid) {
+  nlohmann::json s = statusSuccess(200);
+  s.erase("code");
+  s["details"] = objectDetails(resource, name, group);
+  if (!uid.empty()) s["details"]["uid"] = uid;
+  return s;
+}
+
+// One field.Error: "eventTime: Required value", "type: Invalid value: \"\": has invalid value: X".
+struct FieldError {
+  std::string field;
+  std::string reason;  // CauseType: FieldValueRequired, FieldValueInvalid
+  std::string body;    // "Required value", "Invalid value: 0x0: must be specified for an update"
+};
+
+// NewInvalid: `<Kind.group> "<name>" is invalid: <errors>`, several errors in
+// brackets as utilerrors.Aggregate prints them. qualifiedKind: "Event.events.k8s.io".
+inline nlohmann::json invalidFields(const std::string& qualifiedKind, const std::string& detailsKind,
+                                    const std::string& group, const std::string& name,
+                                    const std::vector<FieldError>& errors) {
+  std::string joined;
+  nlohmann::json causes = nlohmann::json::array();
+  for (const auto& e : errors) {
+    if (!joined.empty()) joined += ", ";
+    joined += e.field + ": " + e.body;
+    causes.push_back({{"reason", e.reason}, {"message", e.body}, {"field", e.field}});
+  }
+  if (errors.size() > 1) joined = "[" + joined + "]";
+  nlohmann::json details = objectDetails(detailsKind, name, group);
+  details["causes"] = std::move(causes);
+  return statusFailure(422, "Invalid", qualifiedKind + " \"" + name + "\" is invalid: " + joined, std::move(details));
 }
 
 inline nlohmann::json expired(const std::string& message) { return statusFailure(410, "Expired", message); }

@@ -17,6 +17,7 @@
 #include <Poco/URI.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <condition_variable>
 #include <csignal>
@@ -41,7 +42,74 @@ namespace placer::fakeapi {
 
 using nlohmann::json;
 
-std::string_view kindName(Kind kind) { return kind == Kind::Node ? "Node" : "Pod"; }
+namespace {
+
+// The kind table, in Kind order. Strategy flags as upstream's registries set
+// them (pkg/registry/<group>/<resource>/strategy.go and storage.go).
+//   kind, group, version, apiVersion, resource, kind name, list kind,
+//   namespaced, hasStatus, createOnUpdate, unconditionalUpdate, returnDeleted, generation
+constexpr KindInfo kKinds[] = {
+    {Kind::Node, "", "v1", "v1", "nodes", "Node", "NodeList", false, true, false, true, true, false},
+    {Kind::Pod, "", "v1", "v1", "pods", "Pod", "PodList", true, true, false, true, true, false},
+    {Kind::Namespace, "", "v1", "v1", "namespaces", "Namespace", "NamespaceList", false, true, false, true, true,
+     false},
+    {Kind::Service, "", "v1", "v1", "services", "Service", "ServiceList", true, true, true, true, true, false},
+    {Kind::Endpoints, "", "v1", "v1", "endpoints", "Endpoints", "EndpointsList", true, false, true, true, false,
+     false},
+    {Kind::ReplicationController, "", "v1", "v1", "replicationcontrollers", "ReplicationController",
+     "ReplicationControllerList", true, true, false, true, false, true},
+    {Kind::Secret, "", "v1", "v1", "secrets", "Secret", "SecretList", true, false, false, true, false, false},
+    {Kind::ConfigMap, "", "v1", "v1", "configmaps", "ConfigMap", "ConfigMapList", true, false, false, true, false,
+     false},
+    {Kind::ReplicaSet, "apps", "v1", "apps/v1", "replicasets", "ReplicaSet", "ReplicaSetList", true, true, false,
+     true, false, true},
+    {Kind::StatefulSet, "apps", "v1", "apps/v1", "statefulsets", "StatefulSet", "StatefulSetList", true, true,
+     false, true, false, true},
+    {Kind::Deployment, "apps", "v1", "apps/v1", "deployments", "Deployment", "DeploymentList", true, true, false,
+     true, false, true},
+    {Kind::Lease, "coordination.k8s.io", "v1", "coordination.k8s.io/v1", "leases", "Lease", "LeaseList", true,
+     false, true, false, false, false},
+    {Kind::Event, "events.k8s.io", "v1", "events.k8s.io/v1", "events", "Event", "EventList", true, false, true,
+     true, false, false},
+    {Kind::EndpointSlice, "discovery.k8s.io", "v1", "discovery.k8s.io/v1", "endpointslices", "EndpointSlice",
+     "EndpointSliceList", true, false, false, true, false, false},
+    {Kind::MutatingWebhookConfiguration, "admissionregistration.k8s.io", "v1", "admissionregistration.k8s.io/v1",
+     "mutatingwebhookconfigurations", "MutatingWebhookConfiguration", "MutatingWebhookConfigurationList", false,
+     false, false, false, false, false},
+};
+static_assert(std::size(kKinds) == kKindCount);
+
+constexpr bool kindsInOrder() {
+  for (std::size_t i = 0; i < std::size(kKinds); ++i)
+    if (static_cast<std::size_t>(kKinds[i].kind) != i) return false;
+  return true;
+}
+static_assert(kindsInOrder(), "kKinds must list the kinds in Kind order");
+
+}  // namespace
+
+const KindInfo& kindInfo(Kind kind) { return kKinds[static_cast<std::size_t>(kind)]; }
+
+std::span<const KindInfo> allKinds() { return kKinds; }
+
+std::string qualifiedResource(Kind kind) {
+  const KindInfo& k = kindInfo(kind);
+  return qualifiedName(std::string(k.resource), std::string(k.group));
+}
+
+std::optional<Kind> kindForResource(std::string_view group, std::string_view version, std::string_view resource) {
+  for (const KindInfo& k : kKinds)
+    if (k.group == group && k.version == version && k.resource == resource) return k.kind;
+  return std::nullopt;
+}
+
+std::optional<Kind> kindForType(std::string_view apiVersion, std::string_view kindName) {
+  for (const KindInfo& k : kKinds)
+    if (k.apiVersion == apiVersion && k.kindName == kindName) return k.kind;
+  return std::nullopt;
+}
+
+std::string_view kindName(Kind kind) { return kindInfo(kind).kindName; }
 
 std::string ApiResponse::message() const {
   if (body.is_object() && body.value("kind", "") == "Status" && body.contains("message") &&
@@ -52,10 +120,132 @@ std::string ApiResponse::message() const {
 
 namespace {
 
-const char* resourceName(Kind kind) { return kind == Kind::Node ? "nodes" : "pods"; }
+// genericregistry.OptimisticLockErrorMsg.
+const char* kModifiedMessage() {
+  return "the object has been modified; please apply your changes to the latest version and try again";
+}
 
-const char* const kModified =
-    "the object has been modified; please apply your changes to the latest version and try again";
+std::string resourceName(Kind kind) { return std::string(kindInfo(kind).resource); }
+std::string groupName(Kind kind) { return std::string(kindInfo(kind).group); }
+bool namespaced(Kind kind) { return kindInfo(kind).namespaced; }
+
+// The Status bodies of upstream's registry for one object of `kind`.
+json notFoundStatus(Kind kind, const std::string& name) { return notFound(resourceName(kind), name, groupName(kind)); }
+json alreadyExistsStatus(Kind kind, const std::string& name) {
+  return alreadyExists(resourceName(kind), name, groupName(kind));
+}
+json conflictStatus(Kind kind, const std::string& name) {
+  return conflict(resourceName(kind), name, kModifiedMessage(), groupName(kind));
+}
+
+const char* const kNamespaceNameLabel = "kubernetes.io/metadata.name";
+
+bool present(const json& object, const char* field) {
+  auto it = object.find(field);
+  return it != object.end() && !it->is_null() && !(it->is_string() && it->get<std::string>().empty());
+}
+
+// ValidateEventCreate for events.k8s.io/v1 (pkg/apis/core/validation/events.go):
+// the legacy checks, then the strict ones, in upstream's order and wording.
+// The internal field names are upstream's (message for note).
+std::vector<FieldError> validateEventCreate(const json& event) {
+  std::vector<FieldError> errors;
+  auto required = [&](const char* field) { errors.push_back({field, "FieldValueRequired", "Required value"}); };
+  auto tooLong = [&](const char* field, std::size_t limit) {
+    errors.push_back({field, "FieldValueInvalid",
+                      "Invalid value: \"\": can have at most " + std::to_string(limit) + " characters"});
+  };
+  auto text = [&](const char* field) { return event.contains(field) && event[field].is_string() ? event[field].get<std::string>() : std::string(); };
+  const bool hasEventTime = present(event, "eventTime");
+  if (hasEventTime) {
+    if (text("reportingController").empty()) required("reportingController");
+    if (text("reportingInstance").empty()) required("reportingInstance");
+    if (text("reportingInstance").size() > 128) tooLong("reportingInstance", 128);
+    if (text("action").empty()) required("action");
+    if (text("action").size() > 128) tooLong("action", 128);
+    if (text("reason").empty()) required("reason");
+    if (text("reason").size() > 128) tooLong("reason", 128);
+    if (text("note").size() > 1024) tooLong("message", 1024);
+  } else {
+    required("eventTime");
+  }
+  const std::string type = text("type");
+  if (type != "Normal" && type != "Warning")
+    errors.push_back({"type", "FieldValueInvalid", "Invalid value: \"\": has invalid value: " + type});
+  for (const char* deprecated : {"deprecatedFirstTimestamp", "deprecatedLastTimestamp"})
+    if (present(event, deprecated))
+      errors.push_back({std::string(deprecated) == "deprecatedFirstTimestamp" ? "firstTimestamp" : "lastTimestamp",
+                        "FieldValueInvalid", "Invalid value: \"\": needs to be unset"});
+  if (event.contains("deprecatedCount") && event["deprecatedCount"].is_number() && event["deprecatedCount"] != 0)
+    errors.push_back({"count", "FieldValueInvalid", "Invalid value: \"\": needs to be unset"});
+  return errors;
+}
+
+// The strategy's PrepareForCreate (and, for events.k8s.io Events created over
+// HTTP, its validation). Returns a refusal or nothing.
+std::optional<ApiResponse> prepareForCreate(Kind kind, json& object, bool fromApi) {
+  json& meta = object["metadata"];
+  const KindInfo& info = kindInfo(kind);
+  if (info.tracksGeneration && (fromApi || !meta.contains("generation"))) meta["generation"] = 1;
+  switch (kind) {
+    case Kind::Namespace: {
+      if (!meta.contains("labels") || !meta["labels"].is_object()) meta["labels"] = json::object();
+      meta["labels"][kNamespaceNameLabel] = meta["name"];
+      json& spec = object["spec"];
+      if (!spec.is_object()) spec = json::object();
+      json& finalizers = spec["finalizers"];
+      if (!finalizers.is_array()) finalizers = json::array();
+      if (std::find(finalizers.begin(), finalizers.end(), json("kubernetes")) == finalizers.end())
+        finalizers.push_back("kubernetes");
+      if (fromApi || !object.contains("status") || !object["status"].is_object()) object["status"] = json::object();
+      if (!object["status"].contains("phase")) object["status"]["phase"] = "Active";
+      break;
+    }
+    case Kind::Service:
+      if (fromApi) object["status"] = {{"loadBalancer", json::object()}};
+      break;
+    case Kind::ReplicationController:
+    case Kind::ReplicaSet:
+      if (fromApi) object["status"] = {{"replicas", 0}};
+      break;
+    case Kind::StatefulSet:
+      if (fromApi) object["status"] = {{"replicas", 0}, {"availableReplicas", 0}};
+      break;
+    case Kind::Deployment:
+      if (fromApi) object["status"] = json::object();
+      break;
+    case Kind::Event:
+      if (fromApi) {
+        auto errors = validateEventCreate(object);
+        if (!errors.empty())
+          return ApiResponse{422, invalidFields("Event.events.k8s.io", "Event", "events.k8s.io",
+                                                meta.value("name", ""), errors)};
+      }
+      break;
+    default:
+      break;
+  }
+  return std::nullopt;
+}
+
+// The strategy's PrepareForUpdate for what every kind shares here: a
+// Namespace keeps its name label; generation follows spec changes.
+void prepareForUpdate(Kind kind, json& object, const json& old) {
+  json& meta = object["metadata"];
+  if (kind == Kind::Namespace) {
+    if (!meta.contains("labels") || !meta["labels"].is_object()) meta["labels"] = json::object();
+    meta["labels"][kNamespaceNameLabel] = meta["name"];
+  }
+  if (kindInfo(kind).tracksGeneration) {
+    const json& oldMeta = old["metadata"];
+    int64_t generation = oldMeta.contains("generation") && oldMeta["generation"].is_number_integer()
+                             ? oldMeta["generation"].get<int64_t>()
+                             : 1;
+    if (object.value("spec", json()) != old.value("spec", json())) ++generation;
+    meta["generation"] = generation;
+  }
+}
+
 
 // One stored version of an object. Immutable once built; shared between the
 // store and the event history. The JSON text is kept split around the
@@ -80,7 +270,7 @@ struct Object {
 using ObjectPtr = std::shared_ptr<const Object>;
 
 std::string objectKey(Kind kind, const std::string& ns, const std::string& name) {
-  return kind == Kind::Pod ? ns + "/" + name : name;
+  return namespaced(kind) ? ns + "/" + name : name;
 }
 
 std::string stringAt(const json& obj, const char* a, const char* b) {
@@ -102,7 +292,7 @@ std::shared_ptr<Object> makeObject(Kind kind, json object, uint64_t rv) {
   object.erase("metadata");
   meta.erase("resourceVersion");
   o->name = meta.value("name", "");
-  o->ns = kind == Kind::Pod ? meta.value("namespace", "") : "";
+  o->ns = namespaced(kind) ? meta.value("namespace", "") : "";
   o->uid = meta.value("uid", "");
   o->deleting = meta.contains("deletionTimestamp") && !meta["deletionTimestamp"].is_null();
   if (auto l = meta.find("labels"); l != meta.end() && l->is_object())
@@ -124,9 +314,21 @@ std::shared_ptr<Object> makeObject(Kind kind, json object, uint64_t rv) {
   return o;
 }
 
+// '{"kind":"Lease","apiVersion":"coordination.k8s.io/v1",' for each kind.
+const std::string& typeMetaPrefix(Kind kind) {
+  static const auto prefixes = [] {
+    std::array<std::string, kKindCount> p;
+    for (const KindInfo& k : kKinds)
+      p[static_cast<std::size_t>(k.kind)] =
+          R"({"kind":")" + std::string(k.kindName) + R"(","apiVersion":")" + std::string(k.apiVersion) + R"(",)";
+    return p;
+  }();
+  return prefixes[static_cast<std::size_t>(kind)];
+}
+
 void appendObject(std::string& out, const Object& o, bool withType, uint64_t rv = 0) {
   if (withType) {
-    out += o.kind == Kind::Node ? R"({"kind":"Node","apiVersion":"v1",)" : R"({"kind":"Pod","apiVersion":"v1",)";
+    out += typeMetaPrefix(o.kind);
   } else {
     out += '{';
   }
@@ -240,15 +442,124 @@ std::vector<std::string> splitPath(const std::string& path) {
   return parts;
 }
 
+// What follows the metadata in a bookmark's object: the kind's zero value as
+// Go's encoding/json writes it (fields without omitempty), as upstream sends.
+std::string_view zeroValueTail(Kind kind) {
+  switch (kind) {
+    case Kind::Pod:
+      return R"("spec":{"containers":null},"status":{})";
+    case Kind::Node:
+      return R"("spec":{},"status":{"daemonEndpoints":{"kubeletEndpoint":{"Port":0}},"nodeInfo":{"machineID":"","systemUUID":"","bootID":"","kernelVersion":"","osImage":"","containerRuntimeVersion":"","kubeletVersion":"","kubeProxyVersion":"","operatingSystem":"","architecture":""}})";
+    case Kind::Namespace:
+      return R"("spec":{},"status":{})";
+    case Kind::Service:
+      return R"("spec":{},"status":{"loadBalancer":{}})";
+    case Kind::ReplicationController:
+      return R"("spec":{},"status":{"replicas":0})";
+    case Kind::ReplicaSet:
+      return R"("spec":{"selector":null,"template":{"metadata":{"creationTimestamp":null},"spec":{"containers":null}}},"status":{"replicas":0})";
+    case Kind::StatefulSet:
+      return R"("spec":{"selector":null,"template":{"metadata":{"creationTimestamp":null},"spec":{"containers":null}},"serviceName":"","updateStrategy":{}},"status":{"replicas":0,"availableReplicas":0})";
+    case Kind::Deployment:
+      return R"("spec":{"selector":null,"template":{"metadata":{"creationTimestamp":null},"spec":{"containers":null}},"strategy":{}},"status":{})";
+    case Kind::Lease:
+      return R"("spec":{})";
+    case Kind::Event:
+      return R"("eventTime":null,"reportingController":"","reportingInstance":"","action":"","reason":"","regarding":{},"type":"")";
+    case Kind::EndpointSlice:
+      return R"("addressType":"","endpoints":null)";
+    case Kind::Endpoints:
+    case Kind::Secret:
+    case Kind::ConfigMap:
+    case Kind::MutatingWebhookConfiguration:
+      return "";
+  }
+  return "";
+}
+
 std::string bookmarkFrame(Kind kind, uint64_t rv) {
-  std::string s = R"({"type":"BOOKMARK","object":{"kind":")";
-  s += kindName(kind);
-  s += R"(","apiVersion":"v1","metadata":{"resourceVersion":")";
+  std::string s = R"({"type":"BOOKMARK","object":)";
+  s += typeMetaPrefix(kind);
+  s += R"("metadata":{"resourceVersion":")";
   s += std::to_string(rv);
-  s += kind == Kind::Pod ? R"(","creationTimestamp":null},"spec":{"containers":null},"status":{}}})"
-                         : R"(","creationTimestamp":null},"spec":{},"status":{"daemonEndpoints":{"kubeletEndpoint":{"Port":0}},"nodeInfo":{"machineID":"","systemUUID":"","bootID":"","kernelVersion":"","osImage":"","containerRuntimeVersion":"","kubeletVersion":"","kubeProxyVersion":"","operatingSystem":"","architecture":""}}}})";
-  s += '\n';
+  s += R"(","creationTimestamp":null})";
+  const std::string_view tail = zeroValueTail(kind);
+  if (!tail.empty()) {
+    s += ',';
+    s += tail;
+  }
+  s += "}}\n";
   return s;
+}
+
+// The fields a fieldSelector may name, per kind (upstream's GetAttrs /
+// field label conversion funcs; the generic ones for every other kind).
+const std::vector<std::string>& selectableFields(Kind kind) {
+  static const std::vector<std::string> pod = {"metadata.name", "metadata.namespace", "spec.nodeName",
+                                               "status.phase", "spec.schedulerName"};
+  static const std::vector<std::string> node = {"metadata.name", "spec.unschedulable"};
+  static const std::vector<std::string> ns = {"metadata.name", "status.phase"};
+  static const std::vector<std::string> namespacedGeneric = {"metadata.name", "metadata.namespace"};
+  static const std::vector<std::string> clusterGeneric = {"metadata.name"};
+  switch (kind) {
+    case Kind::Pod:
+      return pod;
+    case Kind::Node:
+      return node;
+    case Kind::Namespace:
+      return ns;
+    default:
+      return namespaced(kind) ? namespacedGeneric : clusterGeneric;
+  }
+}
+
+// Discovery documents built from the kind table.
+json apiVersions(const std::string& serverAddress) {
+  return {{"kind", "APIVersions"},
+          {"versions", {"v1"}},
+          {"serverAddressByClientCIDRs", json::array({{{"clientCIDR", "0.0.0.0/0"}, {"serverAddress", serverAddress}}})}};
+}
+
+json apiGroupList() {
+  json groups = json::array();
+  std::set<std::string> seen;
+  for (const KindInfo& k : kKinds) {
+    if (k.group.empty() || !seen.insert(std::string(k.group)).second) continue;
+    json version = {{"groupVersion", k.apiVersion}, {"version", k.version}};
+    groups.push_back({{"name", k.group}, {"versions", {version}}, {"preferredVersion", version}});
+  }
+  return {{"kind", "APIGroupList"}, {"apiVersion", "v1"}, {"groups", groups}};
+}
+
+std::optional<json> apiResourceList(const std::string& group, const std::string& version) {
+  json resources = json::array();
+  std::string groupVersion;
+  for (const KindInfo& k : kKinds) {
+    if (k.group != group || k.version != version) continue;
+    groupVersion = std::string(k.apiVersion);
+    std::string singular(k.kindName);
+    std::transform(singular.begin(), singular.end(), singular.begin(), [](unsigned char c) { return std::tolower(c); });
+    resources.push_back({{"name", k.resource},
+                         {"singularName", singular},
+                         {"namespaced", k.namespaced},
+                         {"kind", k.kindName},
+                         {"verbs", {"create", "delete", "get", "list", "patch", "update", "watch"}}});
+    if (k.hasStatus)
+      resources.push_back({{"name", std::string(k.resource) + "/status"},
+                           {"singularName", ""},
+                           {"namespaced", k.namespaced},
+                           {"kind", k.kindName},
+                           {"verbs", {"get", "patch", "update"}}});
+    if (k.kind == Kind::Pod)
+      resources.push_back({{"name", "pods/binding"},
+                           {"singularName", ""},
+                           {"namespaced", true},
+                           {"kind", "Binding"},
+                           {"verbs", {"create"}}});
+  }
+  if (groupVersion.empty()) return std::nullopt;
+  return json{{"kind", "APIResourceList"}, {"apiVersion", "v1"}, {"groupVersion", groupVersion},
+              {"resources", resources}};
 }
 
 std::string errorFrame(const json& status) { return R"({"type":"ERROR","object":)" + status.dump() + "}\n"; }
@@ -271,10 +582,15 @@ class FakeApiServer::Impl {
 
   // --- state -------------------------------------------------------------
   // wantBody=false skips rendering the created object (bulk loads).
+  // fromApi: a client's POST (server-set identity, the strategy's
+  // PrepareForCreate and validation); otherwise a controller-like direct write.
   ApiResponse createDirect(Kind kind, json object, bool fromApi, const std::string& urlNamespace,
-                           bool wantBody = true);
+                           bool wantBody = true, bool dryRun = false);
   ApiResponse createPod(json pod, const std::string& urlNamespace, bool dryRun);
+  // PUT: optimistic concurrency and create-on-update as the kind's strategy says.
   ApiResponse update(Kind kind, json object, const std::string& ns, const std::string& name, bool statusOnly);
+  ApiResponse patch(Kind kind, const std::string& ns, const std::string& name, const json& patch,
+                    const std::string& contentType, bool statusOnly);
   // The change answers a refusal (an ApiResponse with the Status) or nothing.
   using Change = std::function<std::optional<ApiResponse>(json&)>;
   ApiResponse mutate(Kind kind, const std::string& ns, const std::string& name, const Change& change);
@@ -282,9 +598,20 @@ class FakeApiServer::Impl {
   ApiResponse bind(const std::string& ns, const std::string& name, const json& binding);
   ObjectPtr find(Kind kind, const std::string& ns, const std::string& name) const {
     std::lock_guard lock(mu_);
+    return findLocked(kind, ns, name);
+  }
+  ObjectPtr findLocked(Kind kind, const std::string& ns, const std::string& name) const {
     auto& m = objects_[static_cast<int>(kind)];
     auto it = m.find(objectKey(kind, ns, name));
     return it == m.end() ? nullptr : it->second;
+  }
+  // What a webhook's namespaceSelector sees for `ns`. Requires mu_.
+  LabelPairs namespaceLabelsLocked(const std::string& ns) const {
+    LabelPairs labels;
+    if (ObjectPtr o = findLocked(Kind::Namespace, "", ns)) labels = o->labels;
+    if (std::none_of(labels.begin(), labels.end(), [](const auto& l) { return l.first == kNamespaceNameLabel; }))
+      labels.emplace_back(kNamespaceNameLabel, ns);
+    return labels;
   }
 
   // --- HTTP --------------------------------------------------------------
@@ -317,13 +644,12 @@ class FakeApiServer::Impl {
 
   mutable std::mutex mu_;
   mutable std::condition_variable cv_;
-  std::map<std::string, ObjectPtr> objects_[2];
+  std::map<std::string, ObjectPtr> objects_[kKindCount];
   std::deque<Event> history_;
   uint64_t rv_ = 1;
   uint64_t compactedRv_ = 1;  // watches from an rv below this get 410
   std::set<std::string> tokens_;
   bool authRequired_ = true;  // fixed at start: rotating to no tokens rejects everyone
-  std::map<std::string, LabelPairs> namespaceLabels_;
   std::vector<MutatingWebhook> webhooks_;
   std::set<WatchState*> watches_;
   int failRemaining_ = 0;
@@ -469,12 +795,11 @@ void FakeApiServer::Impl::stop() {
 // --- mutations ---------------------------------------------------------------
 
 ApiResponse FakeApiServer::Impl::createDirect(Kind kind, json object, bool fromApi, const std::string& urlNamespace,
-                                              bool wantBody) {
-  const char* resource = resourceName(kind);
+                                              bool wantBody, bool dryRun) {
   if (!object.is_object()) return {400, badRequest("the body of the request was in an unknown format")};
   json& meta = object["metadata"];
   if (!meta.is_object()) meta = json::object();
-  if (kind == Kind::Pod) {
+  if (namespaced(kind)) {
     std::string ns = meta.value("namespace", "");
     if (!urlNamespace.empty()) {
       if (!ns.empty() && ns != urlNamespace)
@@ -499,17 +824,22 @@ ApiResponse FakeApiServer::Impl::createDirect(Kind kind, json object, bool fromA
   }
   if (fromApi || !meta.contains("creationTimestamp") || meta["creationTimestamp"].is_null())
     meta["creationTimestamp"] = nowRfc3339();
-  const std::string name = meta["name"].get<std::string>();
-  const std::string key = objectKey(kind, meta.value("namespace", ""), name);
+  if (auto refusal = prepareForCreate(kind, object, fromApi)) return *refusal;
+  const std::string name = object["metadata"]["name"].get<std::string>();
+  const std::string key = objectKey(kind, object["metadata"].value("namespace", ""), name);
   // Serialize outside the lock; only the revision is assigned under it.
   std::shared_ptr<Object> o = makeObject(kind, std::move(object), 0);
   {
     std::lock_guard lock(mu_);
     auto& store = objects_[static_cast<int>(kind)];
-    if (store.count(key)) return {409, alreadyExists(resource, name)};
-    o->rv = ++rv_;
-    store[key] = o;
-    commitLocked({EventType::Added, o->rv, kind, key, o, nullptr});
+    if (store.count(key)) return {409, alreadyExistsStatus(kind, name)};
+    if (dryRun) {
+      o->rv = rv_;
+    } else {
+      o->rv = ++rv_;
+      store[key] = o;
+      commitLocked({EventType::Added, o->rv, kind, key, o, nullptr});
+    }
   }
   if (!wantBody) return {201, nullptr};
   return {201, parseObject(*o)};
@@ -541,9 +871,7 @@ ApiResponse FakeApiServer::Impl::createPod(json pod, const std::string& urlNames
     }
     request.requestUid = randomUid(rng_);
     webhooks = webhooks_;
-    auto it = namespaceLabels_.find(ns);
-    if (it != namespaceLabels_.end()) request.namespaceLabels = it->second;
-    request.namespaceLabels.emplace_back("kubernetes.io/metadata.name", ns);
+    request.namespaceLabels = namespaceLabelsLocked(ns);
   }
   request.ns = ns;
   request.name = pod["metadata"].value("name", "");
@@ -571,7 +899,7 @@ ApiResponse FakeApiServer::Impl::createPod(json pod, const std::string& urlNames
   {
     std::lock_guard lock(mu_);
     auto& store = objects_[static_cast<int>(Kind::Pod)];
-    if (store.count(key)) return {409, alreadyExists("pods", name)};
+    if (store.count(key)) return {409, alreadyExistsStatus(Kind::Pod, name)};
     if (dryRun) {
       o->rv = rv_;
     } else {
@@ -589,21 +917,23 @@ ApiResponse FakeApiServer::Impl::mutate(Kind kind, const std::string& ns, const 
   const std::string key = objectKey(kind, ns, name);
   auto& store = objects_[static_cast<int>(kind)];
   auto it = store.find(key);
-  if (it == store.end()) return {404, notFound(resourceName(kind), name)};
+  if (it == store.end()) return {404, notFoundStatus(kind, name)};
   ObjectPtr prev = it->second;
-  json object = parseObject(*prev);
+  const json old = parseObject(*prev);
+  json object = old;
   if (auto refusal = change(object)) return *refusal;
   if (!object.is_object()) return {400, badRequest("the body of the request was in an unknown format")};
   // Identity is the server's: name, namespace, uid and creationTimestamp stay.
   json& meta = object["metadata"];
   if (!meta.is_object()) meta = json::object();
   meta["name"] = name;
-  if (kind == Kind::Pod) meta["namespace"] = ns;
+  if (namespaced(kind)) meta["namespace"] = ns;
+  else meta.erase("namespace");
   meta["uid"] = prev->uid;
-  json old = parseObject(*prev);
   meta["creationTimestamp"] = old["metadata"].value("creationTimestamp", json());
-  object["apiVersion"] = "v1";
+  object["apiVersion"] = kindInfo(kind).apiVersion;
   object["kind"] = kindName(kind);
+  prepareForUpdate(kind, object, old);
   ObjectPtr o = makeObject(kind, std::move(object), ++rv_);
   it->second = o;
   commitLocked({EventType::Modified, o->rv, kind, key, o, prev});
@@ -613,25 +943,84 @@ ApiResponse FakeApiServer::Impl::mutate(Kind kind, const std::string& ns, const 
 ApiResponse FakeApiServer::Impl::update(Kind kind, json object, const std::string& ns, const std::string& name,
                                         bool statusOnly) {
   if (!object.is_object()) return {400, badRequest("the body of the request was in an unknown format")};
-  const std::string bodyName = object.contains("metadata") && object["metadata"].is_object()
-                                   ? object["metadata"].value("name", "")
-                                   : "";
+  const json bodyMeta = object.value("metadata", json::object());
+  const std::string bodyName = bodyMeta.is_object() ? bodyMeta.value("name", "") : "";
   if (!bodyName.empty() && bodyName != name)
     return {400, badRequest("the name of the object (" + bodyName + ") does not match the name on the URL (" + name + ")")};
-  const std::string bodyRv = object.contains("metadata") && object["metadata"].is_object()
-                                 ? object["metadata"].value("resourceVersion", "")
-                                 : "";
-  return mutate(kind, ns, name, [&](json& current) -> std::optional<ApiResponse> {
-    if (!bodyRv.empty() && bodyRv != current["metadata"].value("resourceVersion", ""))
-      return ApiResponse{409, conflict(resourceName(kind), name, kModified)};
+  const std::string bodyNs = bodyMeta.is_object() ? bodyMeta.value("namespace", "") : "";
+  if (namespaced(kind) && !bodyNs.empty() && bodyNs != ns)
+    return {400, badRequest("the namespace of the provided object does not match the namespace sent on the request")};
+  const std::string bodyRv = bodyMeta.is_object() ? bodyMeta.value("resourceVersion", "") : "";
+  const KindInfo& info = kindInfo(kind);
+  auto change = [&](json& current) -> std::optional<ApiResponse> {
+    const std::string currentRv = current["metadata"].value("resourceVersion", "");
+    if (bodyRv.empty() && !info.allowUnconditionalUpdate)
+      return ApiResponse{422, invalidFields(qualifiedResource(kind), resourceName(kind), groupName(kind), name,
+                                            {{"metadata.resourceVersion", "FieldValueInvalid",
+                                              "Invalid value: 0x0: must be specified for an update"}})};
+    if (!bodyRv.empty() && bodyRv != currentRv) return ApiResponse{409, conflictStatus(kind, name)};
     if (statusOnly) {
+      // The status strategy: only status changes.
       current["status"] = object.value("status", json::object());
-    } else {
+    } else if (info.hasStatus) {
+      // The main resource's strategy leaves status alone.
       json status = current.value("status", json());
       current = object;
-      // A main-resource update leaves status alone, as the pod strategy does.
       if (!status.is_null()) current["status"] = status;
       else current.erase("status");
+    } else {
+      current = object;
+    }
+    return std::nullopt;
+  };
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    ApiResponse r = mutate(kind, ns, name, change);
+    if (r.code != 404 || statusOnly || !info.allowCreateOnUpdate) return r;
+    // Create on update, as the registry does when the object is missing.
+    json created = object;
+    created["metadata"]["name"] = name;
+    created["metadata"].erase("resourceVersion");
+    r = createDirect(kind, std::move(created), true, ns);
+    if (r.code != 409) return r;  // lost a race with a create: update what is there now
+  }
+  return {409, conflictStatus(kind, name)};
+}
+
+ApiResponse FakeApiServer::Impl::patch(Kind kind, const std::string& ns, const std::string& name, const json& patchBody,
+                                       const std::string& contentType, bool statusOnly) {
+  const std::string mediaType = contentType.substr(0, contentType.find(';'));
+  const bool jsonPatch = mediaType == "application/json-patch+json";
+  const bool mergePatch = mediaType == "application/merge-patch+json";
+  if (!jsonPatch && !mergePatch)
+    return {415, statusFailure(415, "UnsupportedMediaType",
+                               "the body of the request was in an unknown format - accepted media types include: "
+                               "application/json-patch+json, application/merge-patch+json, "
+                               "application/apply-patch+yaml")};
+  const bool hasStatus = kindInfo(kind).hasStatus;
+  return mutate(kind, ns, name, [&](json& current) -> std::optional<ApiResponse> {
+    json patched = current;
+    if (jsonPatch) {
+      auto r = applyJsonPatch(current, patchBody);
+      if (!r) return ApiResponse{422, statusFailure(422, "Invalid", r.error().message)};
+      patched = std::move(*r);
+    } else {
+      patched.merge_patch(patchBody);
+    }
+    if (!patched.is_object()) return ApiResponse{400, badRequest("the body of the request was in an unknown format")};
+    // A resourceVersion the patch sets is a precondition on the stored one.
+    const std::string currentRv = current["metadata"].value("resourceVersion", "");
+    const json& patchedMeta = patched.value("metadata", json::object());
+    const std::string patchedRv = patchedMeta.is_object() ? patchedMeta.value("resourceVersion", "") : "";
+    if (!patchedRv.empty() && patchedRv != currentRv) return ApiResponse{409, conflictStatus(kind, name)};
+    if (statusOnly) {
+      current["status"] = patched.value("status", json::object());
+    } else if (hasStatus) {
+      json status = current.value("status", json());
+      current = std::move(patched);
+      if (!status.is_null()) current["status"] = status;
+      else current.erase("status");
+    } else {
+      current = std::move(patched);
     }
     return std::nullopt;
   });
@@ -642,11 +1031,13 @@ ApiResponse FakeApiServer::Impl::remove(Kind kind, const std::string& ns, const 
   const std::string key = objectKey(kind, ns, name);
   auto& store = objects_[static_cast<int>(kind)];
   auto it = store.find(key);
-  if (it == store.end()) return {404, notFound(resourceName(kind), name)};
+  if (it == store.end()) return {404, notFoundStatus(kind, name)};
   ObjectPtr prev = it->second;
   store.erase(it);
   ObjectPtr deleted = withRv(prev, ++rv_);
   commitLocked({EventType::Deleted, deleted->rv, kind, key, deleted, prev});
+  if (!kindInfo(kind).returnDeletedObject)
+    return {200, deletedStatus(resourceName(kind), name, groupName(kind), prev->uid)};
   return {200, parseObject(*deleted)};
 }
 
@@ -757,39 +1148,65 @@ void FakeApiServer::Impl::handle(Poco::Net::HTTPServerRequest& req, Poco::Net::H
       answer(200, {{"major", "1"}, {"minor", "31"}, {"gitVersion", "v1.31.0-fake"}, {"platform", "linux/amd64"}});
       return;
     }
-    if (parts.size() < 2 || parts[0] != "api" || parts[1] != "v1") {
+    auto notFoundPath = [&] {
       answer(404, statusFailure(404, "NotFound", "the server could not find the requested resource"));
+    };
+    // /api/v1/... or /apis/{group}/{version}/...
+    std::string group, version;
+    std::size_t restAt = 0;
+    if (parts.size() >= 2 && parts[0] == "api") {
+      version = parts[1];
+      restAt = 2;
+    } else if (parts.size() >= 3 && parts[0] == "apis") {
+      group = parts[1];
+      version = parts[2];
+      restAt = 3;
+    } else if (method == "GET" && parts.size() == 1 && (parts[0] == "api" || parts[0] == "apis")) {
+      answer(200, parts[0] == "api" ? apiVersions(options_.bindHost + ":" + std::to_string(port_)) : apiGroupList());
+      return;
+    } else {
+      notFoundPath();
       return;
     }
-    // /api/v1/[watch/](nodes[/name] | pods | namespaces/{ns}/pods[/name[/sub]])
-    std::vector<std::string> rest(parts.begin() + 2, parts.end());
+    std::vector<std::string> rest(parts.begin() + static_cast<std::ptrdiff_t>(restAt), parts.end());
+    if (rest.empty()) {
+      auto resources = apiResourceList(group, version);
+      if (method == "GET" && resources) answer(200, *resources);
+      else notFoundPath();
+      return;
+    }
     bool watch = truthy(queryParam(query, "watch"));
-    if (!rest.empty() && rest[0] == "watch") {
+    if (rest[0] == "watch") {
       watch = true;
       rest.erase(rest.begin());
     }
-    Kind kind;
+    // namespaces/{ns}/{resource}[/{name}[/{sub}]] for a namespaced resource of
+    // this group version; else {resource}[/{name}[/{sub}]].
+    std::optional<Kind> kind;
     std::string ns, name, sub;
-    if (!rest.empty() && rest[0] == "nodes") {
-      kind = Kind::Node;
+    if (rest.size() >= 3 && rest.size() <= 5 && rest[0] == "namespaces") {
+      kind = kindForResource(group, version, rest[2]);
+      if (kind && namespaced(*kind)) {
+        ns = rest[1];
+        if (rest.size() > 3) name = rest[3];
+        if (rest.size() > 4) sub = rest[4];
+      } else {
+        kind.reset();
+      }
+    }
+    if (!kind && !rest.empty() && rest.size() <= 3) {
+      kind = kindForResource(group, version, rest[0]);
       if (rest.size() > 1) name = rest[1];
       if (rest.size() > 2) sub = rest[2];
-      if (rest.size() > 3) {
-        answer(404, statusFailure(404, "NotFound", "the server could not find the requested resource"));
-        return;
-      }
-    } else if (!rest.empty() && rest[0] == "pods" && rest.size() == 1) {
-      kind = Kind::Pod;
-    } else if (rest.size() >= 3 && rest[0] == "namespaces" && rest[2] == "pods" && rest.size() <= 5) {
-      kind = Kind::Pod;
-      ns = rest[1];
-      if (rest.size() > 3) name = rest[3];
-      if (rest.size() > 4) sub = rest[4];
-    } else {
-      answer(404, statusFailure(404, "NotFound", "the server could not find the requested resource"));
+      // A namespaced object is only addressed through its namespace.
+      if (kind && namespaced(*kind) && !name.empty()) kind.reset();
+    }
+    const bool knownSub = sub.empty() || (sub == "status" && kind && kindInfo(*kind).hasStatus) ||
+                          (sub == "binding" && kind == Kind::Pod);
+    if (!kind || !knownSub) {
+      notFoundPath();
       return;
     }
-    const char* resource = resourceName(kind);
 
     auto readBody = [&]() -> std::optional<json> {
       std::string text;
@@ -802,17 +1219,18 @@ void FakeApiServer::Impl::handle(Poco::Net::HTTPServerRequest& req, Poco::Net::H
       }
     };
     auto respond = [&](const ApiResponse& r) { answer(r.code, r.body); };
+    auto badBody = [&] { answer(400, badRequest("the body of the request was in an unknown format")); };
 
     if (method == "GET" && name.empty()) {
       Filter filter;
-      filter.kind = kind;
+      filter.kind = *kind;
       filter.ns = ns;
       auto labels = parseLabelSelector(queryParam(query, "labelSelector"));
       if (!labels) {
         answer(400, badRequest("unable to parse requirement: " + labels.error().message));
         return;
       }
-      auto fields = parseFieldSelector(queryParam(query, "fieldSelector"), kind == Kind::Pod);
+      auto fields = parseFieldSelector(queryParam(query, "fieldSelector"), selectableFields(*kind));
       if (!fields) {
         answer(400, badRequest(fields.error().message));
         return;
@@ -827,10 +1245,10 @@ void FakeApiServer::Impl::handle(Poco::Net::HTTPServerRequest& req, Poco::Net::H
       record(method, target, 200, false);
       return;
     }
-    if (method == "GET" && sub.empty()) {
-      ObjectPtr o = find(kind, ns, name);
+    if (method == "GET" && (sub.empty() || sub == "status")) {
+      ObjectPtr o = find(*kind, ns, name);
       if (!o) {
-        answer(404, notFound(resource, name));
+        answer(404, notFoundStatus(*kind, name));
         return;
       }
       record(method, target, 200, false);
@@ -838,72 +1256,37 @@ void FakeApiServer::Impl::handle(Poco::Net::HTTPServerRequest& req, Poco::Net::H
       return;
     }
     if (method == "POST" && name.empty()) {
-      auto body = readBody();
-      if (!body) {
-        answer(400, badRequest("the body of the request was in an unknown format"));
+      if (namespaced(*kind) && ns.empty()) {
+        answer(405, methodNotAllowed());
         return;
       }
+      auto body = readBody();
+      if (!body) return badBody();
       const bool dryRun = queryParam(query, "dryRun") == "All";
-      if (kind == Kind::Pod) {
-        if (ns.empty()) {
-          answer(405, methodNotAllowed());
-          return;
-        }
-        respond(createPod(std::move(*body), ns, dryRun));
-      } else {
-        respond(createDirect(kind, std::move(*body), true, ""));
-      }
+      if (*kind == Kind::Pod) respond(createPod(std::move(*body), ns, dryRun));
+      else respond(createDirect(*kind, std::move(*body), true, ns, true, dryRun));
       return;
     }
-    if (method == "POST" && kind == Kind::Pod && sub == "binding") {
+    if (method == "POST" && sub == "binding") {
       auto body = readBody();
-      if (!body) {
-        answer(400, badRequest("the body of the request was in an unknown format"));
-        return;
-      }
+      if (!body) return badBody();
       respond(bind(ns, name, *body));
       return;
     }
-    if (method == "PUT" && !name.empty() && (sub.empty() || sub == "status")) {
+    if (method == "PUT" && !name.empty() && sub != "binding") {
       auto body = readBody();
-      if (!body) {
-        answer(400, badRequest("the body of the request was in an unknown format"));
-        return;
-      }
-      respond(update(kind, std::move(*body), ns, name, sub == "status"));
+      if (!body) return badBody();
+      respond(update(*kind, std::move(*body), ns, name, sub == "status"));
       return;
     }
-    if (method == "PATCH" && !name.empty() && (sub.empty() || sub == "status")) {
+    if (method == "PATCH" && !name.empty() && sub != "binding") {
       auto body = readBody();
-      if (!body) {
-        answer(400, badRequest("the body of the request was in an unknown format"));
-        return;
-      }
-      const std::string contentType = req.getContentType();
-      const bool statusOnly = sub == "status";
-      respond(mutate(kind, ns, name, [&](json& current) -> std::optional<ApiResponse> {
-        json patched = current;
-        if (contentType.find("json-patch") != std::string::npos) {
-          auto r = applyJsonPatch(current, *body);
-          if (!r) return ApiResponse{422, statusFailure(422, "Invalid", r.error().message)};
-          patched = std::move(*r);
-        } else if (contentType.find("merge-patch") != std::string::npos) {
-          patched.merge_patch(*body);
-        } else {
-          return ApiResponse{415, statusFailure(415, "UnsupportedMediaType",
-                                                "the body of the request was in an unknown format - accepted "
-                                                "media types include: application/json-patch+json, "
-                                                "application/merge-patch+json, "
-                                                "application/strategic-merge-patch+json")};
-        }
-        if (statusOnly) current["status"] = patched.value("status", json::object());
-        else current = std::move(patched);
-        return std::nullopt;
-      }));
+      if (!body) return badBody();
+      respond(patch(*kind, ns, name, *body, req.getContentType(), sub == "status"));
       return;
     }
     if (method == "DELETE" && !name.empty() && sub.empty()) {
-      respond(remove(kind, ns, name));
+      respond(remove(*kind, ns, name));
       return;
     }
     answer(405, methodNotAllowed());
@@ -931,7 +1314,7 @@ void FakeApiServer::Impl::serveList(Poco::Net::HTTPServerRequest& req, Poco::Net
   if (limit < 0) limit = 0;
   if (options_.ignoreLimitForResourceVersionZero && rvParam == "0" && continueParam.empty()) limit = 0;
 
-  const std::string prefix = filter.kind == Kind::Pod && !filter.ns.empty() ? filter.ns + "/" : "";
+  const std::string prefix = namespaced(filter.kind) && !filter.ns.empty() ? filter.ns + "/" : "";
   std::vector<ObjectPtr> items;
   std::string nextContinue;
   int64_t remaining = -1;
@@ -1074,8 +1457,10 @@ void FakeApiServer::Impl::serveList(Poco::Net::HTTPServerRequest& req, Poco::Net
   std::string body;
   body.reserve(stream ? kFlushBytes + 65536 : size);
   body += R"({"kind":")";
-  body += filter.kind == Kind::Node ? "NodeList" : "PodList";
-  body += R"(","apiVersion":"v1","metadata":{"resourceVersion":")";
+  body += kindInfo(filter.kind).listKind;
+  body += R"(","apiVersion":")";
+  body += kindInfo(filter.kind).apiVersion;
+  body += R"(","metadata":{"resourceVersion":")";
   body += std::to_string(snapshotRv);
   body += '"';
   if (!nextContinue.empty()) {
@@ -1354,12 +1739,12 @@ Result<json> FakeApiServer::update(Kind kind, json object) {
   if (!object.is_object() || !object.contains("metadata") || !object["metadata"].is_object())
     return Error{"metadata: required"};
   const std::string name = object["metadata"].value("name", "");
-  const std::string ns = kind == Kind::Pod ? object["metadata"].value("namespace", "default") : "";
+  const std::string ns = namespaced(kind) ? object["metadata"].value("namespace", "default") : "";
   // C++ updates replace the whole object, status included.
   auto r = impl_->mutate(kind, ns, name, [&](json& current) -> std::optional<ApiResponse> {
     const std::string rv = object["metadata"].value("resourceVersion", "");
     if (!rv.empty() && rv != current["metadata"].value("resourceVersion", ""))
-      return ApiResponse{409, conflict(resourceName(kind), name, kModified)};
+      return ApiResponse{409, conflictStatus(kind, name)};
     current = object;
     return std::nullopt;
   });
@@ -1369,7 +1754,7 @@ Result<json> FakeApiServer::update(Kind kind, json object) {
 
 Result<json> FakeApiServer::mutate(Kind kind, const std::string& ns, const std::string& name,
                                    const std::function<void(json&)>& change) {
-  auto r = impl_->mutate(kind, kind == Kind::Pod ? ns : "", name, [&](json& current) -> std::optional<ApiResponse> {
+  auto r = impl_->mutate(kind, namespaced(kind) ? ns : "", name, [&](json& current) -> std::optional<ApiResponse> {
     change(current);
     return std::nullopt;
   });
@@ -1378,25 +1763,55 @@ Result<json> FakeApiServer::mutate(Kind kind, const std::string& ns, const std::
 }
 
 Outcome FakeApiServer::remove(Kind kind, const std::string& ns, const std::string& name) {
-  auto r = impl_->remove(kind, kind == Kind::Pod ? ns : "", name);
+  auto r = impl_->remove(kind, namespaced(kind) ? ns : "", name);
   if (!r.ok()) return Error{r.message()};
   return {};
 }
 
 std::optional<json> FakeApiServer::get(Kind kind, const std::string& ns, const std::string& name) const {
-  ObjectPtr o = impl_->find(kind, kind == Kind::Pod ? ns : "", name);
+  ObjectPtr o = impl_->find(kind, namespaced(kind) ? ns : "", name);
   if (!o) return std::nullopt;
   return parseObject(*o);
 }
 
 bool FakeApiServer::contains(Kind kind, const std::string& ns, const std::string& name) const {
-  return impl_->find(kind, kind == Kind::Pod ? ns : "", name) != nullptr;
+  return impl_->find(kind, namespaced(kind) ? ns : "", name) != nullptr;
 }
 
 std::vector<json> FakeApiServer::list(Kind kind) const {
   std::vector<json> out;
   forEachText(kind, [&](std::string_view text) { out.push_back(json::parse(text)); });
   return out;
+}
+
+std::vector<json> FakeApiServer::list(Kind kind, const std::string& ns) const {
+  std::vector<ObjectPtr> objects;
+  {
+    std::lock_guard lock(impl_->mu_);
+    const auto& store = impl_->objects_[static_cast<int>(kind)];
+    const std::string prefix = namespaced(kind) ? ns + "/" : "";
+    for (auto it = store.lower_bound(prefix); it != store.end() && it->first.compare(0, prefix.size(), prefix) == 0;
+         ++it)
+      objects.push_back(it->second);
+  }
+  std::vector<json> out;
+  out.reserve(objects.size());
+  for (const auto& o : objects) out.push_back(parseObject(*o));
+  return out;
+}
+
+ApiResponse FakeApiServer::put(Kind kind, const std::string& ns, const std::string& name, json object,
+                               const std::string& sub) {
+  if (!sub.empty() && (sub != "status" || !kindInfo(kind).hasStatus))
+    return {404, statusFailure(404, "NotFound", "the server could not find the requested resource")};
+  return impl_->update(kind, std::move(object), namespaced(kind) ? ns : "", name, sub == "status");
+}
+
+ApiResponse FakeApiServer::patch(Kind kind, const std::string& ns, const std::string& name, const json& patch,
+                                 const std::string& contentType, const std::string& sub) {
+  if (!sub.empty() && (sub != "status" || !kindInfo(kind).hasStatus))
+    return {404, statusFailure(404, "NotFound", "the server could not find the requested resource")};
+  return impl_->patch(kind, namespaced(kind) ? ns : "", name, patch, contentType, sub == "status");
 }
 
 void FakeApiServer::forEachText(Kind kind, const std::function<void(std::string_view)>& visit) const {
@@ -1443,10 +1858,60 @@ Outcome FakeApiServer::load(Kind kind, nlohmann::json object) {
   return {};
 }
 
+Result<std::size_t> FakeApiServer::loadAny(json objectOrList) {
+  if (!objectOrList.is_object()) return Error{"load: not a JSON object"};
+  const std::string apiVersion = objectOrList.value("apiVersion", "");
+  const std::string kind = objectOrList.value("kind", "");
+  auto typeOf = [](const json& o, std::optional<Kind> fallback) -> Result<Kind> {
+    const std::string v = o.is_object() ? o.value("apiVersion", "") : "";
+    const std::string k = o.is_object() ? o.value("kind", "") : "";
+    if (k.empty() && fallback) return *fallback;
+    if (auto found = kindForType(v, k)) return *found;
+    return Error{"load: the server does not serve kind \"" + k + "\" of apiVersion \"" + v + "\""};
+  };
+  std::vector<std::pair<Kind, json>> objects;
+  const bool isList = kind.size() >= 4 && kind.compare(kind.size() - 4, 4, "List") == 0 &&
+                      objectOrList.contains("items");
+  if (isList) {
+    if (!objectOrList["items"].is_array()) return Error{"load: " + kind + ".items is not an array"};
+    std::optional<Kind> itemKind;
+    if (kind != "List") itemKind = kindForType(apiVersion, kind.substr(0, kind.size() - 4));
+    for (auto& item : objectOrList["items"]) {
+      auto k = typeOf(item, itemKind);
+      if (!k) return k.error();
+      objects.emplace_back(*k, std::move(item));
+    }
+  } else {
+    auto k = typeOf(objectOrList, std::nullopt);
+    if (!k) return k.error();
+    objects.emplace_back(*k, std::move(objectOrList));
+  }
+  // Every item's kind is known before anything is stored.
+  std::size_t loaded = 0;
+  for (auto& [k, object] : objects) {
+    const std::string name = object.contains("metadata") && object["metadata"].is_object()
+                                 ? object["metadata"].value("name", "")
+                                 : "";
+    if (auto o = load(k, std::move(object)); !o)
+      return Error{"load: " + std::string(kindName(k)) + " \"" + name + "\": " + o.error().message};
+    ++loaded;
+  }
+  return loaded;
+}
+
 void FakeApiServer::setNamespaceLabels(const std::string& ns, std::map<std::string, std::string> labels) {
-  std::lock_guard lock(impl_->mu_);
-  LabelPairs pairs(labels.begin(), labels.end());
-  impl_->namespaceLabels_[ns] = std::move(pairs);
+  json wanted = json::object();
+  for (auto& [k, v] : labels) wanted[k] = std::move(v);
+  // Update, or create when missing; a create racing ours makes it an update.
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    auto r = impl_->mutate(Kind::Namespace, "", ns, [&](json& current) -> std::optional<ApiResponse> {
+      current["metadata"]["labels"] = wanted;
+      return std::nullopt;
+    });
+    if (r.code != 404) return;
+    json object = {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", ns}, {"labels", wanted}}}};
+    if (impl_->createDirect(Kind::Namespace, std::move(object), false, "", false).code != 409) return;
+  }
 }
 
 void FakeApiServer::setMutatingWebhooks(std::vector<MutatingWebhook> webhooks) {

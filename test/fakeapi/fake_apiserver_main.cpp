@@ -58,7 +58,10 @@ const char* const kUsage =
     "  --exit-after-create        print the report and exit instead of serving on\n"
     "  --bookmark-interval-ms MS  bookmark period (default 60000)\n"
     "  --history-limit N          events kept for watches (default 0: unbounded)\n"
-    "  --measure-list             after loading, list all pods over HTTPS in pages of 500 and report the time\n";
+    "  --measure-list             after loading, list all pods over HTTPS in pages of 500 and report the time\n"
+    "  --load FILE                also load the objects in FILE (repeatable): JSON objects of any served kind,\n"
+    "                             told by apiVersion and kind, or Lists of them (kubectl get -o json), one or\n"
+    "                             several concatenated; loaded after the generated cluster\n";
 
 struct Args {
   placer::GeneratorParams params;
@@ -74,6 +77,7 @@ struct Args {
   int createAfterWatches = 0;
   bool exitAfterCreate = false;
   bool measureList = false;
+  std::vector<std::string> loadFiles;
 };
 
 bool parseArgs(int argc, char** argv, Args& a, std::string& error) {
@@ -107,6 +111,7 @@ bool parseArgs(int argc, char** argv, Args& a, std::string& error) {
       else if (flag == "--create-after-watches") a.createAfterWatches = std::stoi(value());
       else if (flag == "--exit-after-create") a.exitAfterCreate = true;
       else if (flag == "--measure-list") a.measureList = true;
+      else if (flag == "--load") a.loadFiles.push_back(value());
       else if (flag == "--bookmark-interval-ms") a.options.bookmarkInterval = std::chrono::milliseconds(std::stoll(value()));
       else if (flag == "--history-limit") a.options.historyLimit = std::stoull(value());
       else if (flag == "--help" || flag == "-h") {
@@ -134,6 +139,28 @@ bool parseArgs(int argc, char** argv, Args& a, std::string& error) {
 }
 
 double seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
+
+// Loads every JSON object (or List) in a file of concatenated JSON values.
+placer::Result<std::size_t> loadFile(placer::fakeapi::FakeApiServer& server, const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) return placer::Error{"cannot read " + path};
+  std::size_t loaded = 0;
+  int index = 0;
+  while (f >> std::ws && f.peek() != std::char_traits<char>::eof()) {
+    ++index;
+    json value;
+    try {
+      f >> value;  // one value; the stream stays after it
+    } catch (const std::exception& e) {
+      return placer::Error{path + ": value " + std::to_string(index) + ": " + e.what()};
+    }
+    auto n = server.loadAny(std::move(value));
+    if (!n) return placer::Error{path + ": value " + std::to_string(index) + ": " + n.error().message};
+    loaded += *n;
+  }
+  if (index == 0) return placer::Error{path + ": no JSON object in it"};
+  return loaded;
+}
 
 // Server-side accounting: per node, the requests of its non-terminal pods
 // against its allocatable, as the kubelet would admit them.
@@ -231,6 +258,15 @@ int main(int argc, char** argv) {
     for (auto& t : loaders) t.join();
     if (failed) return 1;
   }
+  std::size_t loadedFromFiles = 0;
+  for (const auto& path : args.loadFiles) {
+    auto n = loadFile(server, path);
+    if (!n) {
+      std::cerr << "fake-apiserver: --load " << n.error().message << "\n";
+      return 1;
+    }
+    loadedFromFiles += *n;
+  }
   const double loadSeconds = seconds(Clock::now() - loadStart);
 
   if (!args.namespaceLabel.empty()) {
@@ -285,6 +321,7 @@ int main(int argc, char** argv) {
                     {"pods", server.count(Kind::Pod)},
                     {"resourceVersion", server.resourceVersion()},
                     {"loadSeconds", loadSeconds},
+                    {"loadedFromFiles", loadedFromFiles},
                     {"renamedDuplicatePods", renamed.load()},
                     {"generatorThreadSeconds", generateNanos.load() / 1e9}}
                    .dump()

@@ -176,8 +176,16 @@ bool FieldSelectorQuery::matches(const FieldValues& values) const {
 }
 
 Result<FieldSelectorQuery> parseFieldSelector(std::string_view text, bool isPod) {
+  static const std::vector<std::string> podFields = {"metadata.name", "metadata.namespace", "spec.nodeName",
+                                                     "status.phase", "spec.schedulerName"};
+  static const std::vector<std::string> nodeFields = {"metadata.name", "spec.unschedulable"};
+  auto q = parseFieldSelector(text, isPod ? podFields : nodeFields);
+  if (q) q->isPod = isPod;
+  return q;
+}
+
+Result<FieldSelectorQuery> parseFieldSelector(std::string_view text, const std::vector<std::string>& allowed) {
   FieldSelectorQuery q;
-  q.isPod = isPod;
   if (trim(text).empty()) return q;
   for (std::string_view term : splitTerms(text)) {
     term = trim(term);
@@ -196,10 +204,6 @@ Result<FieldSelectorQuery> parseFieldSelector(std::string_view text, bool isPod)
     }
     r.field = std::string(trim(term.substr(0, at)));
     r.value = std::string(trim(term.substr(at + len)));
-    static const std::vector<std::string> podFields = {"metadata.name", "metadata.namespace", "spec.nodeName",
-                                                       "status.phase", "spec.schedulerName"};
-    static const std::vector<std::string> nodeFields = {"metadata.name", "spec.unschedulable"};
-    const auto& allowed = isPod ? podFields : nodeFields;
     if (std::find(allowed.begin(), allowed.end(), r.field) == allowed.end())
       return Error{"field label not supported: " + r.field};
     q.requirements.push_back(std::move(r));

@@ -61,5 +61,7 @@ struct FieldSelectorQuery {
 // ?fieldSelector= for pods (isPod) or nodes. An unsupported field is an error
 // worded as upstream's: "field label not supported: <field>".
 Result<FieldSelectorQuery> parseFieldSelector(std::string_view text, bool isPod);
+// ?fieldSelector= naming only the given fields.
+Result<FieldSelectorQuery> parseFieldSelector(std::string_view text, const std::vector<std::string>& allowedFields);
 
 }  // namespace placer::fakeapi
