@@ -802,7 +802,10 @@ HttpResponse extenderBind(const ExtenderContext& context, std::string_view body)
   }
   logEvent(error.empty() ? LogLevel::Info : LogLevel::Warning, "extender bind",
            {{"pod", *ns + "/" + *name}, {"node", *node}, {"error", error}});
-  return HttpResponse::json(200, json{{"Error", error}}.dump());
+  std::string out = "{\"Error\":";
+  appendJsonString(out, error);  // the API server's message may quote the request's (untrusted) names
+  out += '}';
+  return HttpResponse::json(200, std::move(out));
 }
 
 HttpResponse extenderPreempt(const ExtenderContext& context, std::string_view body) {
@@ -898,7 +901,9 @@ HttpResponse extenderPreempt(const ExtenderContext& context, std::string_view bo
       for (const Victim& v : nv.victims) uids.push_back({{"UID", v.uid}});
       result[nodeName] = {{"Pods", uids}, {"NumPDBViolations", nv.numPdbViolations}};
     }
-    return HttpResponse::json(200, json{{"NodeNameToMetaVictims", result}}.dump());
+    // Names and uids come from the request: bytes that are not UTF-8 become U+FFFD, never an exception.
+    return HttpResponse::json(
+        200, json{{"NodeNameToMetaVictims", result}}.dump(-1, ' ', false, json::error_handler_t::replace));
   });
 }
 
