@@ -223,10 +223,7 @@ Result<int64_t> quantityValue(const json& v, const Path& path, bool milli) {
   }
   auto q = milli ? parseMilliQuantity(text) : parseQuantity(text);
   if (!q) return quantityError(path, q.error());
-  // Beyond any node (256 TiB, 2^48 millicores): clamped, so that a pod's sum
-  // over even tens of thousands of containers cannot overflow int64.
-  constexpr int64_t kMaxQuantity = int64_t{1} << 48;
-  return std::clamp(*q, -kMaxQuantity, kMaxQuantity);
+  return q;
 }
 
 struct ResourceListPresence {
