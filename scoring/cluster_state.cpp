@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <atomic>
 #include <bit>
+#include <functional>
+#include <string_view>
+#include <unordered_map>
 
 namespace placer {
 
@@ -52,6 +55,44 @@ std::string podKey(const Pod& pod) {
   return key;
 }
 
+namespace {
+
+struct HostPortHash {
+  size_t operator()(const HostPort* p) const {
+    return std::hash<std::string_view>{}(p->ip) * 31 + std::hash<std::string_view>{}(p->protocol) * 7 +
+           static_cast<size_t>(p->port);
+  }
+};
+struct HostPortEqual {
+  bool operator()(const HostPort* a, const HostPort* b) const { return *a == *b; }
+};
+
+// Removes one entry of `used` per entry of `ports` (a multiset: equal entries
+// of other pods stay). A few ports are found one by one; more are counted in a
+// hash table first, so the work is linear in both lists, never their product:
+// it runs under the accounting's exclusive lock.
+void removePorts(std::vector<HostPort>& used, std::span<const HostPort> ports) {
+  if (ports.size() <= 8) {
+    for (const HostPort& port : ports) {
+      auto it = std::find(used.begin(), used.end(), port);
+      if (it != used.end()) used.erase(it);
+    }
+    return;
+  }
+  std::unordered_map<const HostPort*, size_t, HostPortHash, HostPortEqual> leaving;
+  leaving.reserve(ports.size());
+  for (const HostPort& port : ports) ++leaving[&port];
+  auto kept = std::remove_if(used.begin(), used.end(), [&](const HostPort& port) {
+    auto it = leaving.find(&port);
+    if (it == leaving.end() || it->second == 0) return false;
+    --it->second;
+    return true;
+  });
+  used.erase(kept, used.end());
+}
+
+}  // namespace
+
 void NodeInfo::addUsage(const Resources& requests, const Resources& nonZero, std::span<const HostPort> ports) {
   requested.add(requests);
   nonZeroRequested.milliCpu += nonZero.milliCpu;
@@ -65,10 +106,7 @@ void NodeInfo::removeUsage(const Resources& requests, const Resources& nonZero, 
   nonZeroRequested.milliCpu -= nonZero.milliCpu;
   nonZeroRequested.memory -= nonZero.memory;
   --podCount;
-  for (const HostPort& port : ports) {
-    auto it = std::find(usedPorts.begin(), usedPorts.end(), port);
-    if (it != usedPorts.end()) usedPorts.erase(it);  // one entry: the multiset keeps the others
-  }
+  removePorts(usedPorts, ports);
 }
 
 int64_t NodeInfo::imageSize(uint32_t imageId) const {

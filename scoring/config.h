@@ -11,7 +11,7 @@
 //   reservationTTL: Go duration ("30s", "1m30s")
 //   excludedNamespaces: [string]      ownNamespace: string
 //   placePodsWithBoundVolumes: bool
-//   webhook:  {listen, tlsCertFile, tlsKeyFile, maxRequestBytes, workerThreads}
+//   webhook:  {listen, tlsCertFile, tlsKeyFile, maxRequestBytes, workerThreads, maxConnections, maxQueuedRequests}
 //   extender: {listen, tlsCertFile, tlsKeyFile, tokenFile}
 //   profile:  one KubeSchedulerConfiguration profile (or profiles: [...], the first is used)
 
@@ -51,6 +51,11 @@ struct PlacerSettings {
   std::string extenderTokenFile;  // bearer token required on a non-loopback extender listener
   size_t maxRequestBytes = 3 * 1024 * 1024;
   int workerThreads = 8;
+  // Per listener (webhook and extender): open connections beyond this are
+  // closed at accept; fully received requests waiting for a worker beyond
+  // maxQueuedRequests are answered at once (allowed unchanged on /mutate).
+  int maxConnections = 4096;
+  int maxQueuedRequests = 256;
 };
 
 struct PlacerConfiguration {

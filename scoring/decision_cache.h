@@ -39,6 +39,9 @@ namespace placer {
 // annotations, status (phase, terminating, resize) and owner.
 bool sameSchedulingFields(const Pod& a, const Pod& b);
 size_t schedulingHash(const Pod& pod);
+// About the memory a copy of the pod's scheduling fields takes, in bytes
+// (strings, lists, resources; linear in the pod's size).
+size_t schedulingBytes(const Pod& pod);
 
 // The results of the plugins an engine runs node by node (Engine: the
 // plugins whose PreScore reads no feasible list, and for a cache entry only
@@ -113,7 +116,13 @@ class DecisionCache {
   // generation first. Empty (the decision is computed without the cache) when
   // every entry is in use, and for new shapes while every entry holds current
   // results, but for every kAdmitEvery-th, which evicts the least recently used.
+  // Empty for pods larger than kMaxPodBytes.
   static constexpr uint64_t kAdmitEvery = 8;
+  // A pod whose scheduling fields take more than this (schedulingBytes) is
+  // decided without the cache (bypass): an entry keeps a copy of its pod and
+  // PreFilter's state, about twice this, beside its per-node arrays, so the
+  // cache's memory is bounded by capacity x (2 x kMaxPodBytes + nodes x per-node cost).
+  static constexpr size_t kMaxPodBytes = 64 * 1024;
   std::optional<Lease> lease(const Pod& pod, uint64_t generation);
 
   size_t size() const;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <exception>
+#include <optional>
 
 #include <nlohmann/json.hpp>
 
@@ -110,6 +111,88 @@ std::string_view toString(AdmissionOutcome outcome) {
     case AdmissionOutcome::BadRequest: return "bad_request";
   }
   return "error";
+}
+
+std::string summarize(std::string_view text, size_t limit) {
+  if (text.size() <= limit) return std::string(text);
+  constexpr size_t kTailRoom = 40;  // ", and 18446744073709551615 more."
+  size_t cut = limit > kTailRoom ? limit - kTailRoom : 0;
+  // Never inside a UTF-8 sequence: back up over continuation bytes.
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
+  const size_t separator = text.rfind(", ", cut);
+  if (separator != std::string_view::npos && separator >= cut / 2) cut = separator;
+  size_t more = 0;
+  for (size_t at = text.find(", ", cut); at != std::string_view::npos; at = text.find(", ", at + 2)) ++more;
+  std::string out(text.substr(0, cut));
+  out += more > 0 ? ", and " + std::to_string(more) + " more." : " (truncated)";
+  return out;
+}
+
+namespace {
+
+// Finds apiVersion and request.uid in an AdmissionReview, stopping when both are known.
+struct ReviewIdentity : nlohmann::json_sax<json> {
+  int depth = 0;
+  bool inRequest = false;
+  std::string lastKey;
+  std::optional<std::string> apiVersion;
+  std::optional<std::string> uid;
+
+  bool done() const { return apiVersion && uid; }
+  bool null() override { return true; }
+  bool boolean(bool) override { return true; }
+  bool number_integer(number_integer_t) override { return true; }
+  bool number_unsigned(number_unsigned_t) override { return true; }
+  bool number_float(number_float_t, const string_t&) override { return true; }
+  bool binary(binary_t&) override { return true; }
+  bool string(string_t& value) override {
+    if (depth == 1 && lastKey == "apiVersion") apiVersion = value;
+    if (depth == 2 && inRequest && lastKey == "uid") uid = value;
+    return !done();
+  }
+  bool start_object(std::size_t) override {
+    if (depth == 1 && lastKey == "request") inRequest = true;
+    ++depth;
+    return true;
+  }
+  bool end_object() override {
+    --depth;
+    if (depth == 1) inRequest = false;
+    return true;
+  }
+  bool start_array(std::size_t) override {
+    ++depth;
+    return true;
+  }
+  bool end_array() override {
+    --depth;
+    return true;
+  }
+  bool key(string_t& k) override {
+    lastKey = k;
+    return true;
+  }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override { return false; }
+};
+
+}  // namespace
+
+AdmissionAnswer shedAdmission(std::string_view body) {
+  ReviewIdentity identity;
+  json::sax_parse(body.begin(), body.end(), &identity);
+  AdmissionAnswer answer;
+  if (!identity.uid) {
+    answer.outcome = AdmissionOutcome::BadRequest;
+    answer.httpStatus = 400;
+    answer.reason = "no request.uid";
+    answer.body = "not an admission.k8s.io/v1 AdmissionReview: no request.uid\n";
+    return answer;
+  }
+  answer.outcome = AdmissionOutcome::Error;
+  answer.uid = *identity.uid;
+  answer.reason = "overloaded: every worker busy and the queue full";
+  answer.body = reviewResponse(identity.apiVersion ? *identity.apiVersion : "admission.k8s.io/v1", answer.uid, nullptr);
+  return answer;
 }
 
 std::string escapeJsonPointer(std::string_view token) {
@@ -254,7 +337,7 @@ AdmissionAnswer reviewAdmissionDocument(const json& review, const AdmissionInput
                      {{kAssignedNodeAnnotation, answer.node}, {kReservationAnnotation, answer.uid}, {kScoreAnnotation, score}});
       answer.outcome = AdmissionOutcome::Assigned;
     } else {
-      addAnnotations(patch, podHasAnnotations, {{kUnassignedReasonAnnotation, unschedulable}});
+      addAnnotations(patch, podHasAnnotations, {{kUnassignedReasonAnnotation, summarize(unschedulable)}});
       if (!input.settings.fallbackSchedulerName.empty())
         addOperation(patch, "/spec/schedulerName", input.settings.fallbackSchedulerName);
       answer.outcome = AdmissionOutcome::Fallback;

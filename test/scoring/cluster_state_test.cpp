@@ -171,6 +171,15 @@ std::vector<Case> cases() {
          v.upsertPod(makePod({.name = "b", .node = "n1", .hostPorts = {9100}}));
          v.removePod("uid-a");
        }, {{"n1", 1, 100, 100, 1}}, 1},
+      {"a pod with many host ports leaves only its own, even those another pod also uses", [](MutableClusterView& v) {
+         v.upsertNode(makeNode("n1"));
+         std::vector<int32_t> many;
+         for (int32_t port = 1; port <= 40000; ++port) many.push_back(port);
+         v.upsertPod(makePod({.name = "b", .node = "n1", .hostPorts = {9100, 40001}}));
+         v.upsertPod(makePod({.name = "a", .node = "n1", .hostPorts = many}));
+         v.upsertPod(makePod({.name = "c", .node = "n1", .hostPorts = {9100}}));
+         v.removePod("uid-a");
+       }, {{"n1", 2, 200, 200, 3}}, 2},
       {"a reservation counts like a pod", [](MutableClusterView& v) {
          v.upsertNode(makeNode("n1"));
          ASSERT_TRUE(v.reserve(makeReservation("r1", "n1", 500)));

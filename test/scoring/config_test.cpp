@@ -68,6 +68,8 @@ webhook:
   tlsKeyFile: /etc/placer/tls/tls.key
   maxRequestBytes: 1048576
   workerThreads: 4
+  maxConnections: 2048
+  maxQueuedRequests: 32
 extender:
   listen: 127.0.0.1:8889
   tokenFile: /var/run/secrets/placer/token
@@ -99,6 +101,8 @@ TEST(Configuration, PlacerConfigurationInYaml) {
   EXPECT_EQ(s.tlsKeyFile, "/etc/placer/tls/tls.key");
   EXPECT_EQ(s.maxRequestBytes, 1048576u);
   EXPECT_EQ(s.workerThreads, 4);
+  EXPECT_EQ(s.maxConnections, 2048);
+  EXPECT_EQ(s.maxQueuedRequests, 32);
   EXPECT_EQ(s.extenderListen, "127.0.0.1:8889");
   EXPECT_EQ(s.extenderTokenFile, "/var/run/secrets/placer/token");
   ASSERT_FALSE(config->profile->scorePlugins().empty());

@@ -262,6 +262,21 @@ TEST(DecisionCache, AShapeWhoseResultsCannotBeKeptIsDecidedWithoutIt) {
   EXPECT_TRUE(cache.lease(shape(100), 2)) << "a new generation tries again";
 }
 
+// The cache keeps a copy of each pod shape: a 2.8 MB shape is decided
+// without it, so 64 such shapes cannot hold 64 copies.
+TEST(DecisionCache, APodTooLargeToKeepIsDecidedWithoutIt) {
+  DecisionCache cache(4);
+  Pod huge = shape(100);
+  for (int i = 0; i < 4000; ++i) huge.containers.front().requests.setScalar("example.com/r-" + std::to_string(100000 + i), 1);
+  computePodRequests(huge);
+  EXPECT_GT(schedulingBytes(huge), DecisionCache::kMaxPodBytes);
+  EXPECT_LT(schedulingBytes(shape(100)), DecisionCache::kMaxPodBytes / 8) << "an ordinary pod is far below";
+  EXPECT_FALSE(cache.lease(huge, 1));
+  EXPECT_EQ(cache.stats().bypassed, 1u);
+  EXPECT_EQ(cache.size(), 0u);
+  EXPECT_TRUE(cache.lease(shape(100), 1)) << "ordinary pods still use it";
+}
+
 TEST(DecisionCache, EveryEntryInUseMeansNoEntry) {
   DecisionCache cache(2);
   Pod pod = generatePendingPodObject(GeneratorParams{}, 0);
