@@ -57,9 +57,10 @@ std::vector<std::string> requirementErrors(const std::string& key, SelectorOpera
     default:
       break;
   }
+  // validateLabelValue's path is valuePath.Index(i).Key(key): "values[0][app]".
   for (size_t i = 0; i < values.size(); ++i)
     if (auto valueErrors = labelValueErrors(values[i]); !valueErrors.empty())
-      errors.push_back("values[" + std::to_string(i) + "]: Invalid value: " + goQuote(values[i]) + ": " +
+      errors.push_back("values[" + std::to_string(i) + "][" + key + "]: Invalid value: " + goQuote(values[i]) + ": " +
                        joinErrors(valueErrors, "; "));
   return errors;
 }

@@ -7,6 +7,7 @@
 
 #include "scoring/plugins/names.h"
 #include "scoring/plugins/plugin_args.h"
+#include "scoring/plugins/resource_allocation.h"  // aggregateErrors
 #include "scoring/topology.h"
 
 namespace placer {
@@ -121,17 +122,7 @@ class InterPodAffinity final : public PreFilterPlugin, public FilterPlugin, publ
     std::vector<std::string> errors;
     auto state = std::make_unique<PreFilterState>(view);
     state->info = compileIncoming(pod, view, &errors);
-    if (!errors.empty()) {
-      std::string message = "parsing pod: ";
-      if (errors.size() == 1) {
-        message += errors[0];
-      } else {
-        message += "[";
-        for (size_t i = 0; i < errors.size(); ++i) message += (i ? ", " : "") + errors[i];
-        message += "]";
-      }
-      return Status(Code::UnschedulableAndUnresolvable, message);
-    }
+    if (!errors.empty()) return Status(Code::UnschedulableAndUnresolvable, "parsing pod: " + aggregateErrors(errors));
     const std::shared_ptr<const ReservedPods> reserved = view.reservedPods();
     const Labels* nsLabels = view.namespaceLabels(pod.namespace_);
     const Labels& namespaceLabels = nsLabels ? *nsLabels : kNoLabels;
@@ -225,7 +216,11 @@ class InterPodAffinity final : public PreFilterPlugin, public FilterPlugin, publ
     const bool hasConstraints = (pod.podAffinity && !pod.podAffinity->preferred.empty()) ||
                                 (pod.podAntiAffinity && !pod.podAntiAffinity->preferred.empty());
     if (args_.ignorePreferredTermsOfExistingPods && !hasConstraints) return Status::skip();
-    std::shared_ptr<PodAffinityInfo> info = hasConstraints ? compileIncoming(pod, view, nullptr) : nullptr;
+    // A term that does not compile fails the cycle, as upstream's NewPodInfo
+    // does here (PreFilter, when enabled, has rejected the pod before).
+    std::vector<std::string> errors;
+    std::shared_ptr<PodAffinityInfo> info = hasConstraints ? compileIncoming(pod, view, &errors) : nullptr;
+    if (!errors.empty()) return Status(Code::Error, "failed to parse pod: " + aggregateErrors(errors));
     const std::shared_ptr<const ReservedPods> reserved = view.reservedPods();
     const Labels* nsLabels = view.namespaceLabels(pod.namespace_);
     const Labels& namespaceLabels = nsLabels ? *nsLabels : kNoLabels;

@@ -49,6 +49,12 @@ TEST(CompiledSelector, RefusesWhatUpstreamRefusesWithItsMessage) {
        "values: Invalid value: []string(nil): for 'in', 'notin' operators, values set can't be empty"},
       {"Exists with values", selector({}, {{"app", SelectorOperator::Exists, {"a"}, {}}}),
        "values: Invalid value: []string{\"a\"}: values set must be empty for exists and does not exist"},
+      {"a value that is no label value (its path names the index and the key)",
+       selector({}, {{"app", SelectorOperator::In, {"ok", "{{.bad}}"}, {}}}),
+       "values[1][app]: Invalid value: \"{{.bad}}\": a valid label must be an empty string or consist of "
+       "alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. "
+       "'MyValue',  or 'my_value',  or '12345', regex used for validation is "
+       "'(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"},
       {"an operator of node selectors", selector({}, {{"app", SelectorOperator::In, {"1"}, "Gt"}}),
        "\"Gt\" is not a valid label selector operator"},
       {"a key that is no qualified name", selector({{"bad key", "v"}}),
