@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <atomic>
 #include <bit>
+#include <functional>
+#include <string_view>
+#include <unordered_map>
 
 namespace placer {
 
@@ -52,6 +55,44 @@ std::string podKey(const Pod& pod) {
   return key;
 }
 
+namespace {
+
+struct HostPortHash {
+  size_t operator()(const HostPort* p) const {
+    return std::hash<std::string_view>{}(p->ip) * 31 + std::hash<std::string_view>{}(p->protocol) * 7 +
+           static_cast<size_t>(p->port);
+  }
+};
+struct HostPortEqual {
+  bool operator()(const HostPort* a, const HostPort* b) const { return *a == *b; }
+};
+
+// Removes one entry of `used` per entry of `ports` (a multiset: equal entries
+// of other pods stay). A few ports are found one by one; more are counted in a
+// hash table first, so the work is linear in both lists, never their product:
+// it runs under the accounting's exclusive lock.
+void removePorts(std::vector<HostPort>& used, std::span<const HostPort> ports) {
+  if (ports.size() <= 8) {
+    for (const HostPort& port : ports) {
+      auto it = std::find(used.begin(), used.end(), port);
+      if (it != used.end()) used.erase(it);
+    }
+    return;
+  }
+  std::unordered_map<const HostPort*, size_t, HostPortHash, HostPortEqual> leaving;
+  leaving.reserve(ports.size());
+  for (const HostPort& port : ports) ++leaving[&port];
+  auto kept = std::remove_if(used.begin(), used.end(), [&](const HostPort& port) {
+    auto it = leaving.find(&port);
+    if (it == leaving.end() || it->second == 0) return false;
+    --it->second;
+    return true;
+  });
+  used.erase(kept, used.end());
+}
+
+}  // namespace
+
 void NodeInfo::addUsage(const Resources& requests, const Resources& nonZero, std::span<const HostPort> ports) {
   requested.add(requests);
   nonZeroRequested.milliCpu += nonZero.milliCpu;
@@ -65,10 +106,7 @@ void NodeInfo::removeUsage(const Resources& requests, const Resources& nonZero, 
   nonZeroRequested.milliCpu -= nonZero.milliCpu;
   nonZeroRequested.memory -= nonZero.memory;
   --podCount;
-  for (const HostPort& port : ports) {
-    auto it = std::find(usedPorts.begin(), usedPorts.end(), port);
-    if (it != usedPorts.end()) usedPorts.erase(it);  // one entry: the multiset keeps the others
-  }
+  removePorts(usedPorts, ports);
 }
 
 int64_t NodeInfo::imageSize(uint32_t imageId) const {
@@ -176,9 +214,77 @@ const PodRecord* ClusterView::findPod(std::string_view key) const {
 std::optional<std::string_view> ClusterView::podLabel(const PodRecord& pod, std::string_view key) const {
   uint32_t id = strings_.find(key);
   if (id == StringTable::kNone) return std::nullopt;
-  for (const auto& [k, v] : pod.labels)
-    if (k == id) return strings_.text(v);
+  for (const PodLabel& l : pod.labels)
+    if (l.key == id) return strings_.text(l.value);
   return std::nullopt;
+}
+
+namespace {
+uint64_t postingKey(uint32_t key, uint32_t value) { return uint64_t{key} << 32 | value; }
+}  // namespace
+
+std::span<const uint32_t> ClusterView::podsWithLabel(uint32_t keyId, uint32_t valueId) const {
+  if (keyId == StringTable::kNone || valueId == StringTable::kNone) return {};
+  auto it = labelPostings_.find(postingKey(keyId, valueId));
+  return it == labelPostings_.end() ? std::span<const uint32_t>() : std::span<const uint32_t>(it->second);
+}
+
+std::span<const uint32_t> ClusterView::podsInNamespace(uint32_t namespaceId) const {
+  auto it = namespacePods_.find(namespaceId);
+  return it == namespacePods_.end() ? std::span<const uint32_t>() : std::span<const uint32_t>(it->second);
+}
+
+const Labels* ClusterView::namespaceLabels(std::string_view ns) const {
+  auto it = namespaces_.find(ns);
+  return it == namespaces_.end() ? nullptr : &it->second.labels;
+}
+
+const ClusterView::Workload* ClusterView::workload(WorkloadKind kind, std::string_view ns,
+                                                   std::string_view name) const {
+  if (kind == WorkloadKind::Service) return nullptr;
+  std::string key;
+  key.reserve(ns.size() + 1 + name.size());
+  key.append(ns).append("/").append(name);
+  const auto& table = workloads_[static_cast<size_t>(kind) - 1];
+  auto it = table.find(key);
+  return it == table.end() ? nullptr : &it->second;
+}
+
+std::shared_ptr<const ReservedPods> ClusterView::reservedPods() const {
+  std::lock_guard lock(reservedPodsMutex_);
+  return reservedPods_;
+}
+
+Reservation reservationFor(const Pod& pod, std::string id, std::string nodeName,
+                           std::chrono::steady_clock::time_point expires) {
+  Reservation r;
+  r.id = std::move(id);
+  r.nodeName = std::move(nodeName);
+  r.podKey = pod.key();
+  r.requests = pod.requests;
+  r.nonZeroRequests = pod.nonZeroRequests;
+  r.hostPorts = pod.hostPorts;
+  r.expires = expires;
+  r.namespace_ = pod.namespace_;
+  r.labels = pod.labels;
+  if (hasMatchLabelKeys(pod)) {
+    Pod stored = pod;  // as the API server will store it
+    applyMatchLabelKeys(stored);
+    r.affinity = compilePodAffinity(stored);
+  } else {
+    r.affinity = compilePodAffinity(pod);
+  }
+  return r;
+}
+
+ResyncKind resyncKindOf(WorkloadKind kind) {
+  switch (kind) {
+    case WorkloadKind::Service: return ResyncKind::Services;
+    case WorkloadKind::ReplicationController: return ResyncKind::ReplicationControllers;
+    case WorkloadKind::ReplicaSet: return ResyncKind::ReplicaSets;
+    case WorkloadKind::StatefulSet: return ResyncKind::StatefulSets;
+  }
+  return ResyncKind::Services;
 }
 
 // ---- MutableClusterView: nodes ----
@@ -320,6 +426,8 @@ void MutableClusterView::upsertNode(Node node) {
     info.id = nodeIdBound_++;
   }
   nodeIndex_.append(info.node.name);
+  if (info.id >= nodePositionById_.size()) nodePositionById_.resize(info.id + 1, StringTable::kNone);
+  nodePositionById_[info.id] = static_cast<uint32_t>(nodes_.size() - 1);
   indexImages(info);
   indexTaints(info);
   indexLabels(info);
@@ -340,18 +448,27 @@ void MutableClusterView::removeNode(std::string_view nameView) {
   unindexTaints(info);
   unindexLabels(info);
   freeNodeIds_.push_back(info.id);
+  nodePositionById_[info.id] = StringTable::kNone;
   std::vector<uint32_t>& orphans = orphanSlots_[name];
   for (uint32_t slot : info.podSlots) {
-    podTable_[slot].attached = false;
+    PodRecord& record = podTable_[slot];
+    countTerms(record, info.id, -1);
+    record.attached = false;
+    record.nodeId = StringTable::kNone;
     orphans.push_back(slot);
   }
   if (orphans.empty()) orphanSlots_.erase(name);
-  std::erase_if(reservations_, [&](const auto& entry) { return entry.second.nodeName == name; });
+  {
+    std::lock_guard lock(reservationsMutex_);
+    if (std::erase_if(reservations_, [&](const auto& entry) { return entry.second.nodeName == name; }) > 0)
+      publishReservedPods();
+  }
 
   nodeIndex_.swapRemove(index);  // moves the last name into `index`, as below
   if (index + 1 != nodes_.size()) {
     nodes_[index] = std::move(nodes_.back());
     nodeVersions_[index] = nodeVersions_.back();
+    nodePositionById_[nodes_[index].id] = index;
   }
   nodes_.pop_back();
   nodeVersions_.pop_back();
@@ -369,6 +486,8 @@ void MutableClusterView::attach(uint32_t slot, NodeInfo& node) {
   touch(node);
   node.podSlots.push_back(slot);
   record.attached = true;
+  record.nodeId = node.id;
+  countTerms(record, node.id, +1);
 }
 
 void MutableClusterView::detach(uint32_t slot) {
@@ -386,7 +505,9 @@ void MutableClusterView::detach(uint32_t slot) {
       *pos = node.podSlots.back();
       node.podSlots.pop_back();
     }
+    countTerms(record, node.id, -1);
     record.attached = false;
+    record.nodeId = StringTable::kNone;
     return;
   }
   auto orphans = orphanSlots_.find(nodeName);
@@ -397,12 +518,14 @@ void MutableClusterView::detach(uint32_t slot) {
 
 void MutableClusterView::forgetPod(uint32_t slot) {
   detach(slot);
+  unindexPod(slot);
   PodRecord& record = podTable_[slot];
+  if (record.requiredAntiAffinity()) --podsWithRequiredAntiAffinity_;
   strings_.release(record.namespaceId);
   strings_.release(record.nodeNameId);
-  for (const auto& [k, v] : record.labels) {
-    strings_.release(k);
-    strings_.release(v);
+  for (const PodLabel& l : record.labels) {
+    strings_.release(l.key);
+    strings_.release(l.value);
   }
   record = PodRecord{};
   freePodSlots_.push_back(slot);
@@ -430,7 +553,9 @@ void MutableClusterView::upsertPod(const Pod& pod) {
   record.nodeNameId = strings_.acquire(pod.nodeName);
   record.generation = podGeneration_;
   record.labels.reserve(pod.labels.size());
-  for (const auto& [k, v] : pod.labels) record.labels.emplace_back(strings_.acquire(k), strings_.acquire(v));
+  for (const auto& [k, v] : pod.labels) record.labels.push_back(PodLabel{strings_.acquire(k), strings_.acquire(v), 0});
+  record.terminating = pod.terminating;
+  record.affinity = compilePodAffinity(pod);
   record.requests = pod.requests;
   record.nonZeroMilliCpu = pod.nonZeroRequests.milliCpu;
   record.nonZeroMemory = pod.nonZeroRequests.memory;
@@ -451,6 +576,8 @@ void MutableClusterView::upsertPod(const Pod& pod) {
     podByKey_.emplace(std::move(key), slot);
   }
   podTable_[slot] = std::move(record);
+  indexPod(slot);
+  if (podTable_[slot].requiredAntiAffinity()) ++podsWithRequiredAntiAffinity_;
 
   if (auto node = nodeIndex_.find(pod.nodeName); node != nodeIndex_.end())
     attach(slot, nodes_[node->second]);
@@ -473,8 +600,14 @@ bool MutableClusterView::podUpsertChangesNothing(const Pod& pod) const {
       strings_.text(r.nodeNameId) != pod.nodeName || r.labels.size() != pod.labels.size())
     return false;
   for (size_t i = 0; i < r.labels.size(); ++i)
-    if (strings_.text(r.labels[i].first) != pod.labels[i].first || strings_.text(r.labels[i].second) != pod.labels[i].second)
+    if (strings_.text(r.labels[i].key) != pod.labels[i].first || strings_.text(r.labels[i].value) != pod.labels[i].second)
       return false;
+  if (r.terminating != pod.terminating) return false;
+  if (r.affinity || hasPodAffinity(pod)) {
+    std::shared_ptr<const PodAffinityInfo> now = compilePodAffinity(pod);
+    if ((r.affinity == nullptr) != (now == nullptr)) return false;
+    if (now && now->terms != r.affinity->terms) return false;
+  }
   return r.requests == pod.requests && r.nonZeroMilliCpu == pod.nonZeroRequests.milliCpu &&
          r.nonZeroMemory == pod.nonZeroRequests.memory && r.hostPorts == pod.hostPorts;
 }
@@ -489,15 +622,37 @@ void MutableClusterView::removePod(std::string_view key) {
 // ---- MutableClusterView: resync ----
 
 void MutableClusterView::beginResync(ResyncKind kind) {
-  if (kind == ResyncKind::Nodes) {
-    ++nodeGeneration_;
-  } else {
-    ++podGeneration_;
+  switch (kind) {
+    case ResyncKind::Nodes: ++nodeGeneration_; break;
+    case ResyncKind::Pods: ++podGeneration_; break;
+    case ResyncKind::Namespaces: ++namespaceGeneration_; break;
+    case ResyncKind::Services: ++workloadGenerations_[0]; break;
+    case ResyncKind::ReplicationControllers: ++workloadGenerations_[1]; break;
+    case ResyncKind::ReplicaSets: ++workloadGenerations_[2]; break;
+    case ResyncKind::StatefulSets: ++workloadGenerations_[3]; break;
   }
 }
 
 size_t MutableClusterView::finishResync(ResyncKind kind) {
   std::vector<std::string> stale;
+  if (kind == ResyncKind::Namespaces) {
+    for (const auto& [name, entry] : namespaces_)
+      if (entry.generation != namespaceGeneration_) stale.push_back(name);
+    for (const std::string& name : stale) namespaces_.erase(name);
+    return stale.size();
+  }
+  if (kind == ResyncKind::Services) {
+    size_t removed = 0;
+    for (auto it = services_.begin(); it != services_.end();) {
+      removed += std::erase_if(it->second, [&](const auto& e) { return e.second.generation != workloadGenerations_[0]; });
+      it = it->second.empty() ? services_.erase(it) : std::next(it);
+    }
+    return removed;
+  }
+  if (kind == ResyncKind::ReplicationControllers || kind == ResyncKind::ReplicaSets || kind == ResyncKind::StatefulSets) {
+    const size_t k = kind == ResyncKind::ReplicationControllers ? 0 : kind == ResyncKind::ReplicaSets ? 1 : 2;
+    return std::erase_if(workloads_[k], [&](const auto& e) { return e.second.generation != workloadGenerations_[k + 1]; });
+  }
   if (kind == ResyncKind::Nodes) {
     for (const NodeInfo& info : nodes_)
       if (info.generation != nodeGeneration_) stale.push_back(info.node.name);
@@ -521,6 +676,7 @@ MutableClusterView::ReserveResult MutableClusterView::tryReserve(Reservation res
   touch(nodes_[node->second]);
   std::string id = reservation.id;
   reservations_.emplace(std::move(id), std::move(reservation));
+  publishReservedPods();
   return ReserveResult::Reserved;
 }
 
@@ -533,6 +689,8 @@ bool MutableClusterView::release(std::string_view id) {
     touch(nodes_[node->second]);
   }
   reservations_.erase(it);
+  std::lock_guard lock(reservationsMutex_);
+  publishReservedPods();
   return true;
 }
 
@@ -553,6 +711,170 @@ bool MutableClusterView::anyReservationExpired(std::chrono::steady_clock::time_p
 const Reservation* MutableClusterView::findReservation(std::string_view id) const {
   auto it = reservations_.find(id);
   return it == reservations_.end() ? nullptr : &it->second;
+}
+
+// ---- MutableClusterView: topology indexes ----
+
+void MutableClusterView::indexPod(uint32_t slot) {
+  PodRecord& record = podTable_[slot];
+  for (PodLabel& l : record.labels) {
+    std::vector<uint32_t>& posting = labelPostings_[postingKey(l.key, l.value)];
+    l.posting = static_cast<uint32_t>(posting.size());
+    posting.push_back(slot);
+  }
+  std::vector<uint32_t>& inNamespace = namespacePods_[record.namespaceId];
+  record.namespacePosting = static_cast<uint32_t>(inNamespace.size());
+  inNamespace.push_back(slot);
+  record.termClasses.clear();
+  if (record.affinity) {
+    for (size_t k = 0; k < kTermKinds; ++k)
+      for (const AffinityTerm& term : record.affinity->terms[k])
+        record.termClasses.push_back(acquireTermClass(static_cast<TermKind>(k), term));
+  }
+}
+
+void MutableClusterView::unindexPod(uint32_t slot) {
+  PodRecord& record = podTable_[slot];
+  // Swap-remove from each list, and tell the pod moved into the gap its new place.
+  for (const PodLabel& l : record.labels) {
+    auto it = labelPostings_.find(postingKey(l.key, l.value));
+    if (it == labelPostings_.end()) continue;
+    std::vector<uint32_t>& posting = it->second;
+    const uint32_t moved = posting.back();
+    posting[l.posting] = moved;
+    posting.pop_back();
+    if (moved != slot)
+      for (PodLabel& m : podTable_[moved].labels)
+        if (m.key == l.key) m.posting = l.posting;
+    if (posting.empty()) labelPostings_.erase(it);
+  }
+  if (auto it = namespacePods_.find(record.namespaceId); it != namespacePods_.end()) {
+    std::vector<uint32_t>& inNamespace = it->second;
+    const uint32_t moved = inNamespace.back();
+    inNamespace[record.namespacePosting] = moved;
+    inNamespace.pop_back();
+    if (moved != slot) podTable_[moved].namespacePosting = record.namespacePosting;
+    if (inNamespace.empty()) namespacePods_.erase(it);
+  }
+  for (uint32_t id : record.termClasses) releaseTermClass(id);
+  record.termClasses.clear();
+}
+
+void MutableClusterView::countTerms(const PodRecord& record, uint32_t nodeId, int delta) {
+  for (uint32_t id : record.termClasses) {
+    auto& nodes = termClasses_[id].nodes;
+    auto it = std::find_if(nodes.begin(), nodes.end(), [&](const auto& e) { return e.first == nodeId; });
+    if (delta > 0) {
+      if (it == nodes.end())
+        nodes.emplace_back(nodeId, 1);
+      else
+        ++it->second;
+    } else if (it != nodes.end() && --it->second == 0) {
+      *it = nodes.back();
+      nodes.pop_back();
+    }
+  }
+}
+
+uint32_t MutableClusterView::acquireTermClass(TermKind kind, const AffinityTerm& term) {
+  std::string key = term.canonical(kind);
+  if (auto it = termClassByKey_.find(key); it != termClassByKey_.end()) {
+    ++termClasses_[it->second].refs;
+    return it->second;
+  }
+  uint32_t id;
+  if (!freeTermClasses_.empty()) {
+    id = freeTermClasses_.back();
+    freeTermClasses_.pop_back();
+  } else {
+    id = static_cast<uint32_t>(termClasses_.size());
+    termClasses_.emplace_back();
+  }
+  TermClass& c = termClasses_[id];
+  c.kind = kind;
+  c.term = term;
+  c.refs = 1;
+  c.nodes.clear();
+  termClassByKey_.emplace(std::move(key), id);
+  for (const std::string& ns : term.namespaces) termClassesByNamespace_[ns].push_back(id);
+  if (!term.namespaceSelector.nothing()) termClassesWithNamespaceSelector_.push_back(id);
+  return id;
+}
+
+void MutableClusterView::releaseTermClass(uint32_t id) {
+  TermClass& c = termClasses_[id];
+  if (--c.refs > 0) return;
+  termClassByKey_.erase(c.term.canonical(c.kind));
+  for (const std::string& ns : c.term.namespaces) {
+    auto it = termClassesByNamespace_.find(ns);
+    if (it == termClassesByNamespace_.end()) continue;
+    std::erase(it->second, id);
+    if (it->second.empty()) termClassesByNamespace_.erase(it);
+  }
+  if (!c.term.namespaceSelector.nothing()) std::erase(termClassesWithNamespaceSelector_, id);
+  c = TermClass{};
+  freeTermClasses_.push_back(id);
+}
+
+void MutableClusterView::publishReservedPods() {
+  auto next = std::make_shared<ReservedPods>();
+  next->pods.reserve(reservations_.size());
+  for (const auto& [id, r] : reservations_) {
+    auto node = nodeIndex_.find(r.nodeName);
+    if (node == nodeIndex_.end()) continue;
+    auto pod = std::make_shared<ReservedPod>();
+    pod->id = id;
+    pod->nodeId = nodes_[node->second].id;
+    pod->namespace_ = r.namespace_;
+    pod->labels = r.labels;
+    pod->affinity = r.affinity;
+    next->pods.push_back(std::move(pod));
+  }
+  std::lock_guard lock(reservedPodsMutex_);
+  next->version = reservedPods_->version + 1;
+  reservedPods_ = std::move(next);
+}
+
+void MutableClusterView::upsertNamespace(Namespace ns) {
+  NamespaceEntry& entry = namespaces_[ns.name];
+  entry.labels = std::move(ns.labels);
+  entry.generation = namespaceGeneration_;
+}
+
+void MutableClusterView::removeNamespace(std::string_view name) {
+  if (auto it = namespaces_.find(name); it != namespaces_.end()) namespaces_.erase(it);
+}
+
+void MutableClusterView::upsertWorkload(WorkloadSelector workload) {
+  if (workload.kind == WorkloadKind::Service) {
+    ServiceEntry& entry = services_[workload.namespace_][workload.name];
+    entry.selectorMap = std::move(workload.selectorMap);
+    entry.generation = workloadGenerations_[0];
+    return;
+  }
+  const size_t k = static_cast<size_t>(workload.kind) - 1;
+  Workload& entry = workloads_[k][workload.namespace_ + "/" + workload.name];
+  entry.generation = workloadGenerations_[k + 1];
+  if (workload.kind == WorkloadKind::ReplicationController) {
+    entry.selectorMap = std::move(workload.selectorMap);
+  } else {
+    auto compiled = CompiledSelector::compile(workload.labelSelector);
+    entry.selector = compiled ? std::move(*compiled) : CompiledSelector();  // upstream skips one that fails
+  }
+}
+
+void MutableClusterView::removeWorkload(WorkloadKind kind, std::string_view ns, std::string_view name) {
+  if (kind == WorkloadKind::Service) {
+    auto it = services_.find(ns);
+    if (it == services_.end()) return;
+    if (auto s = it->second.find(name); s != it->second.end()) it->second.erase(s);
+    if (it->second.empty()) services_.erase(it);
+    return;
+  }
+  std::string key(ns);
+  key.append("/").append(name);
+  auto& table = workloads_[static_cast<size_t>(kind) - 1];
+  if (auto it = table.find(key); it != table.end()) table.erase(it);
 }
 
 }  // namespace placer

@@ -21,6 +21,7 @@
 // Pods are keyed by metadata.uid, or "namespace/name" when the uid is empty
 // (snapshot pods); podKey() gives the key removePod() expects.
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <deque>
@@ -37,7 +38,9 @@
 #include <vector>
 
 #include "scoring/model.h"
+#include "scoring/label_selector.h"
 #include "scoring/node_name_index.h"
+#include "scoring/pod_affinity.h"
 
 namespace placer {
 
@@ -81,19 +84,64 @@ class StringTable {
   std::unordered_map<std::string_view, uint32_t> index_;
 };
 
+// One label of a pod in the view: interned key and value (ClusterView::text()),
+// and the pod's place in the view's list of pods carrying that label.
+struct PodLabel {
+  uint32_t key = StringTable::kNone;
+  uint32_t value = StringTable::kNone;
+  uint32_t posting = 0;
+};
+
 // What the accounting keeps of a pod that occupies a node: compact, no JSON.
 // Strings are ids into the view's StringTable (ClusterView::text()).
 struct PodRecord {
   std::string name;
   uint32_t namespaceId = StringTable::kNone;
   uint32_t nodeNameId = StringTable::kNone;
+  uint32_t nodeId = StringTable::kNone;  // NodeInfo::id while attached
+  uint32_t namespacePosting = 0;         // place in the view's list of the namespace's pods
   uint32_t generation = 0;  // resync mark
   bool attached = false;    // usage is counted on a node of that name
-  std::vector<std::pair<uint32_t, uint32_t>> labels;  // (key id, value id), for topology plugins
+  bool terminating = false;  // metadata.deletionTimestamp set (PodTopologySpread skips it)
+  std::vector<PodLabel> labels;  // sorted by key text, as Pod::labels
+  // Compiled pod (anti-)affinity terms (null: none), and the view's term class
+  // of each, in PodAffinityInfo order (InterPodAffinity reads existing pods' terms by class).
+  std::shared_ptr<const PodAffinityInfo> affinity;
+  std::vector<uint32_t> termClasses;
   Resources requests;
   int64_t nonZeroMilliCpu = 0;
   int64_t nonZeroMemory = 0;
   std::vector<HostPort> hostPorts;
+
+  bool requiredAntiAffinity() const { return affinity && !affinity->of(TermKind::RequiredAntiAffinity).empty(); }
+};
+
+// Pods' (anti-)affinity terms, grouped: replicas of one workload carry the
+// same terms, so InterPodAffinity matches an incoming pod against each
+// distinct term once and counts the pods holding it per node.
+struct TermClass {
+  TermKind kind = TermKind::RequiredAffinity;
+  AffinityTerm term;
+  uint32_t refs = 0;  // pods holding it (attached or not); 0: a free slot
+  std::vector<std::pair<uint32_t, uint32_t>> nodes;  // (NodeInfo::id, attached pods there holding it)
+};
+
+// A reservation as the topology plugins see it: a pod that is not in the
+// watch yet, on its node, with its namespace, labels and affinity terms.
+struct ReservedPod {
+  std::string id;          // the reservation id (admission request uid)
+  uint32_t nodeId = 0;     // NodeInfo::id
+  std::string namespace_;
+  Labels labels;
+  std::shared_ptr<const PodAffinityInfo> affinity;
+};
+
+// Every reservation of the view at one moment: immutable, shared by the
+// decisions that read it while reservations change. `version` grows with
+// every reservation made or released.
+struct ReservedPods {
+  std::vector<std::shared_ptr<const ReservedPod>> pods;
+  uint64_t version = 0;
 };
 
 // The key a pod is stored under: uid, or "namespace/name" when uid is empty.
@@ -266,6 +314,10 @@ class ClusterView {
     const std::vector<uint32_t>& column = labelColumns_[keyId];
     return nodeId < column.size() ? column[nodeId] : StringTable::kNone;
   }
+  // One more than the largest node label value id (nodeLabelValueId()).
+  uint32_t nodeLabelValueBound() const { return static_cast<uint32_t>(labelValues_.bound()); }
+  // One more than the largest pod slot (pod(slot) is null for free slots).
+  uint32_t podSlotBound() const { return static_cast<uint32_t>(podTable_.size()); }
   // One more than the largest NodeInfo::taintSet in use.
   uint32_t taintSetBound() const { return static_cast<uint32_t>(taintSets_.bound()); }
   // One more than the largest NodeInfo::id in use.
@@ -283,6 +335,60 @@ class ClusterView {
   uint64_t staticGeneration() const { return staticGeneration_.value; }
   std::span<const uint64_t> nodeVersions() const { return nodeVersions_; }
   size_t podCount() const { return podByKey_.size(); }  // pods kept (bound, non-terminal)
+  // Pods kept that carry required pod anti-affinity terms.
+  size_t podsWithRequiredAntiAffinity() const { return podsWithRequiredAntiAffinity_; }
+
+  // ---- For the topology plugins (InterPodAffinity, PodTopologySpread) ----
+  // The node with NodeInfo::id `id`, or null.
+  const NodeInfo* nodeById(uint32_t id) const {
+    return id < nodePositionById_.size() && nodePositionById_[id] != StringTable::kNone
+               ? &nodes_[nodePositionById_[id]]
+               : nullptr;
+  }
+  uint32_t stringId(std::string_view text) const { return strings_.find(text); }
+  // Slots (for pod()) of the kept pods carrying label key=value, attached or
+  // not; ids from stringId(). Empty when none.
+  std::span<const uint32_t> podsWithLabel(uint32_t keyId, uint32_t valueId) const;
+  // Slots of the kept pods of a namespace (id from stringId()).
+  std::span<const uint32_t> podsInNamespace(uint32_t namespaceId) const;
+  // The value id of a pod's label (kNone when absent).
+  static uint32_t podLabelId(const PodRecord& pod, uint32_t keyId) {
+    for (const PodLabel& l : pod.labels)
+      if (l.key == keyId) return l.value;
+    return StringTable::kNone;
+  }
+  // Term classes that may apply to a pod of namespace `ns`: those listing it
+  // and those with a namespaceSelector, each once.
+  template <class F>
+  void forEachTermClassFor(std::string_view ns, F&& f) const {
+    if (auto it = termClassesByNamespace_.find(ns); it != termClassesByNamespace_.end())
+      for (uint32_t id : it->second) f(termClasses_[id]);
+    for (uint32_t id : termClassesWithNamespaceSelector_) {
+      const TermClass& c = termClasses_[id];
+      if (!std::binary_search(c.term.namespaces.begin(), c.term.namespaces.end(), ns, std::less<>())) f(c);
+    }
+  }
+  // Namespaces (list+watch): labels by name; null when the view has no such namespace.
+  const Labels* namespaceLabels(std::string_view ns) const;
+  template <class F>
+  void forEachNamespace(F&& f) const {
+    for (const auto& [name, entry] : namespaces_) f(std::string_view(name), entry.labels);
+  }
+  // Services of a namespace, as (name, selector: null for a nil selector).
+  template <class F>
+  void forEachService(std::string_view ns, F&& f) const {
+    if (auto it = services_.find(ns); it != services_.end())
+      for (const auto& [name, entry] : it->second) f(std::string_view(name), entry.selectorMap ? &*entry.selectorMap : nullptr);
+  }
+  // A ReplicationController, ReplicaSet or StatefulSet the view knows, or null.
+  struct Workload {
+    std::optional<Labels> selectorMap;  // ReplicationController: spec.selector
+    CompiledSelector selector;          // ReplicaSet, StatefulSet: Nothing when nil or invalid
+    uint32_t generation = 0;
+  };
+  const Workload* workload(WorkloadKind kind, std::string_view ns, std::string_view name) const;
+  // The reservations as they are now (see ReservedPods).
+  std::shared_ptr<const ReservedPods> reservedPods() const;
   const PodRecord* pod(uint32_t slot) const;
   const PodRecord* findPod(std::string_view key) const;
   // Interned strings of PodRecord.
@@ -323,6 +429,33 @@ class ClusterView {
   };
   Generation staticGeneration_;
   std::vector<uint64_t> nodeVersions_;  // parallel to nodes_
+  size_t podsWithRequiredAntiAffinity_ = 0;
+  std::vector<uint32_t> nodePositionById_;  // NodeInfo::id -> position in nodes_ (kNone: free id)
+
+  // Topology indexes (see the queries above).
+  std::unordered_map<uint64_t, std::vector<uint32_t>> labelPostings_;  // key id << 32 | value id -> slots
+  std::unordered_map<uint32_t, std::vector<uint32_t>> namespacePods_;  // namespace id -> slots
+  std::vector<TermClass> termClasses_;
+  std::vector<uint32_t> freeTermClasses_;
+  std::unordered_map<std::string, uint32_t> termClassByKey_;
+  StringMap<std::vector<uint32_t>> termClassesByNamespace_;
+  std::vector<uint32_t> termClassesWithNamespaceSelector_;
+
+  struct NamespaceEntry {
+    Labels labels;
+    uint32_t generation = 0;
+  };
+  StringMap<NamespaceEntry> namespaces_;
+  struct ServiceEntry {
+    std::optional<Labels> selectorMap;
+    uint32_t generation = 0;
+  };
+  StringMap<StringMap<ServiceEntry>> services_;  // namespace -> name -> entry
+  // ReplicationController, ReplicaSet, StatefulSet: "namespace/name" -> entry.
+  StringMap<Workload> workloads_[3];
+
+  mutable std::mutex reservedPodsMutex_;  // guards the pointer only
+  std::shared_ptr<const ReservedPods> reservedPods_ = std::make_shared<ReservedPods>();
 
   friend class ClusterState;
 };
@@ -335,9 +468,18 @@ struct Reservation {
   Resources nonZeroRequests;
   std::vector<HostPort> hostPorts;
   std::chrono::steady_clock::time_point expires;
+  // What the topology plugins count of the reserved pod (ReservedPod).
+  std::string namespace_;
+  Labels labels;
+  std::shared_ptr<const PodAffinityInfo> affinity;
 };
 
-enum class ResyncKind : uint8_t { Nodes, Pods };
+// A reservation for `pod` on `nodeName`, expiring at `expires`.
+Reservation reservationFor(const Pod& pod, std::string id, std::string nodeName,
+                           std::chrono::steady_clock::time_point expires);
+
+enum class ResyncKind : uint8_t { Nodes, Pods, Namespaces, Services, ReplicationControllers, ReplicaSets, StatefulSets };
+ResyncKind resyncKindOf(WorkloadKind kind);
 
 // Mutations, used by ClusterState under its exclusive lock and by tests directly.
 class MutableClusterView : public ClusterView {
@@ -356,6 +498,13 @@ class MutableClusterView : public ClusterView {
   // not counted and not kept, and no reservation to release. Most watch
   // events are such (a pod's status changed); they need no exclusive lock.
   bool podUpsertChangesNothing(const Pod& pod) const;
+
+  // Namespaces and the objects that select pods (PodTopologySpread's default
+  // constraints). They change no node: decisions read them fresh.
+  void upsertNamespace(Namespace ns);
+  void removeNamespace(std::string_view name);
+  void upsertWorkload(WorkloadSelector workload);
+  void removeWorkload(WorkloadKind kind, std::string_view ns, std::string_view name);
 
   // Relist after a watch expired (410 Gone): beginResync(kind), then upsert every
   // listed object, then finishResync(kind) removes every object of that kind that
@@ -391,6 +540,14 @@ class MutableClusterView : public ClusterView {
   void indexLabels(NodeInfo& info);
   void unindexLabels(NodeInfo& info);
   void unindexTaints(NodeInfo& info);
+  void indexPod(uint32_t slot);
+  void unindexPod(uint32_t slot);
+  void countTerms(const PodRecord& record, uint32_t nodeId, int delta);
+  uint32_t acquireTermClass(TermKind kind, const AffinityTerm& term);
+  void releaseTermClass(uint32_t id);
+  void publishReservedPods();  // under reservationsMutex_
+  uint32_t namespaceGeneration_ = 0;
+  uint32_t workloadGenerations_[4] = {};
 
   mutable std::mutex reservationsMutex_;  // reservations_ among concurrent reserve() calls
   StringMap<Reservation> reservations_;
@@ -432,22 +589,38 @@ class ClusterState {
   // nodes: with the node's accounting stripe held exclusively,
   // confirm(view, node) checks the chosen node as it is now (the engine's
   // filters on it alone) and, if it holds, the reservation is counted.
+  // Reservations are made one at a time (the commit lock), so a confirm sees
+  // every reservation made before it. expectedVersion, when not 0, is the
+  // ReservedPods::version the decision read: if a reservation was made or
+  // released since, the decision is Stale (for decisions whose outcome
+  // depends on other pods, so that they are made as if one by one).
   // NeedsExclusive: a reservation with this id exists already (a review sent
   // again); releasing it touches another node, so do it inside update().
-  enum class ReserveOutcome : uint8_t { Reserved, NotConfirmed, UnknownNode, NeedsExclusive };
+  enum class ReserveOutcome : uint8_t { Reserved, NotConfirmed, UnknownNode, NeedsExclusive, Stale };
   template <class Confirm>
-  ReserveOutcome reserve(Reservation reservation, Confirm&& confirm) {
+  ReserveOutcome reserve(Reservation reservation, uint64_t expectedVersion, Confirm&& confirm) {
+    std::lock_guard commit(commitMutex_);
     std::shared_lock lock(mutex_);
+    if (expectedVersion != 0 && view_.reservedPods()->version != expectedVersion) return ReserveOutcome::Stale;
     const NodeInfo* node = view_.findNode(reservation.nodeName);
     if (node == nullptr) return ReserveOutcome::UnknownNode;
     StripeExclusive stripe(stripes_, AccountingStripes::stripeOfIndex(static_cast<size_t>(node - view_.nodes().data())));
     if (!confirm(static_cast<const ClusterView&>(view_), *node)) return ReserveOutcome::NotConfirmed;
-    switch (view_.tryReserve(std::move(reservation))) {
-      case MutableClusterView::ReserveResult::Reserved: return ReserveOutcome::Reserved;
-      case MutableClusterView::ReserveResult::UnknownNode: return ReserveOutcome::UnknownNode;
-      case MutableClusterView::ReserveResult::IdTaken: break;
-    }
-    return ReserveOutcome::NeedsExclusive;
+    return reserveHeld(std::move(reservation));
+  }
+  // The pessimistic round: decide(view) runs with every other reservation
+  // held off and returns the reservation to make (nullopt: none), which is
+  // then made as decided: nothing can have changed in between.
+  template <class Decide>
+  ReserveOutcome decideAndReserve(Decide&& decide) {
+    std::lock_guard commit(commitMutex_);
+    std::shared_lock lock(mutex_);
+    std::optional<Reservation> reservation = decide(static_cast<const ClusterView&>(view_));
+    if (!reservation) return ReserveOutcome::NotConfirmed;
+    const NodeInfo* node = view_.findNode(reservation->nodeName);
+    if (node == nullptr) return ReserveOutcome::UnknownNode;
+    StripeExclusive stripe(stripes_, AccountingStripes::stripeOfIndex(static_cast<size_t>(node - view_.nodes().data())));
+    return reserveHeld(std::move(*reservation));
   }
 
   void upsertNode(Node node) { update([&](MutableClusterView& v) { v.upsertNode(std::move(node)); }); }
@@ -472,8 +645,18 @@ class ClusterState {
     size_t index;
   };
 
-  // Lock order: mutex_, then stripes (shared in increasing order, or one
-  // exclusive), then MutableClusterView's reservations mutex.
+  ReserveOutcome reserveHeld(Reservation reservation) {
+    switch (view_.tryReserve(std::move(reservation))) {
+      case MutableClusterView::ReserveResult::Reserved: return ReserveOutcome::Reserved;
+      case MutableClusterView::ReserveResult::UnknownNode: return ReserveOutcome::UnknownNode;
+      case MutableClusterView::ReserveResult::IdTaken: break;
+    }
+    return ReserveOutcome::NeedsExclusive;
+  }
+
+  // Lock order: commitMutex_, then mutex_, then stripes (shared in increasing
+  // order, or one exclusive), then MutableClusterView's reservations mutex.
+  std::mutex commitMutex_;  // one reservation at a time (reserve, decideAndReserve)
   mutable WriterPreferringLock mutex_;  // not recursive: a callback must not call back in
   AccountingStripes stripes_;
   MutableClusterView view_;

@@ -98,6 +98,10 @@ Outcome decodeWebhook(const json& v, const std::string& where, PlacerSettings& s
       r = readInt(value, at, s.maxRequestBytes, 1024, int64_t{1} << 30);
     else if (key == "workerThreads")
       r = readInt(value, at, s.workerThreads, 1, 1024);
+    else if (key == "maxConnections")
+      r = readInt(value, at, s.maxConnections, 1, 1000000);
+    else if (key == "maxQueuedRequests")
+      r = readInt(value, at, s.maxQueuedRequests, 0, 1000000);
     else
       r = fieldError(at, "unknown field");
     if (!r) return r;

@@ -11,7 +11,7 @@
 //   reservationTTL: Go duration ("30s", "1m30s")
 //   excludedNamespaces: [string]      ownNamespace: string
 //   placePodsWithBoundVolumes: bool
-//   webhook:  {listen, tlsCertFile, tlsKeyFile, maxRequestBytes, workerThreads}
+//   webhook:  {listen, tlsCertFile, tlsKeyFile, maxRequestBytes, workerThreads, maxConnections, maxQueuedRequests}
 //   extender: {listen, tlsCertFile, tlsKeyFile, tokenFile}
 //   metrics:  {listen}
 //   profile:  one KubeSchedulerConfiguration profile (or profiles: [...], the first is used)
@@ -55,6 +55,11 @@ struct PlacerSettings {
   // A plain-HTTP listener serving only GET /metrics (empty: none; the
   // webhook's TLS listener serves /metrics either way).
   std::string metricsListen;
+  // Per listener (webhook and extender): open connections beyond this are
+  // closed at accept; fully received requests waiting for a worker beyond
+  // maxQueuedRequests are answered at once (allowed unchanged on /mutate).
+  int maxConnections = 4096;
+  int maxQueuedRequests = 256;
 };
 
 struct PlacerConfiguration {

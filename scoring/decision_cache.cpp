@@ -7,11 +7,11 @@ namespace placer {
 
 // A field added to Pod must be sorted into one of the two lists below: compared
 // (a plugin may read it) or left out (identity, labels, annotations, status).
-static_assert(sizeof(Pod) == 888, "Pod changed: decide whether sameSchedulingFields compares the new field");
+static_assert(sizeof(Pod) == 952, "Pod changed: decide whether sameSchedulingFields compares the new field");
 
 bool sameSchedulingFields(const Pod& a, const Pod& b) {
   // Left out: name, generateName, uid, labels, annotations, phase,
-  // terminating, resizeInfeasible, ownerKind.
+  // terminating, resizeInfeasible, ownerKind, ownerApiVersion, ownerName.
   return a.namespace_ == b.namespace_ && a.nodeName == b.nodeName && a.schedulerName == b.schedulerName &&
          a.requests == b.requests && a.nonZeroRequests == b.nonZeroRequests && a.hostPorts == b.hostPorts &&
          a.overhead == b.overhead && a.podLevelRequests == b.podLevelRequests && a.priority == b.priority &&
@@ -37,23 +37,95 @@ size_t schedulingHash(const Pod& pod) {
   return h;
 }
 
+namespace {
+
+size_t bytesOf(const std::string& s) { return sizeof s + (s.size() > 15 ? s.size() : 0); }
+
+size_t bytesOf(const Resources& r) {
+  size_t n = sizeof r;
+  for (const auto& [name, value] : r.scalars) n += bytesOf(name) + sizeof value;
+  return n;
+}
+
+size_t bytesOf(const std::vector<SelectorRequirement>& requirements) {
+  size_t n = 0;
+  for (const SelectorRequirement& r : requirements) {
+    n += sizeof r + bytesOf(r.key);
+    for (const std::string& v : r.values) n += bytesOf(v);
+  }
+  return n;
+}
+
+size_t bytesOf(const Labels& labels) {
+  size_t n = 0;
+  for (const auto& [k, v] : labels) n += bytesOf(k) + bytesOf(v);
+  return n;
+}
+
+size_t bytesOf(const std::optional<LabelSelector>& selector) {
+  return selector ? sizeof *selector + bytesOf(selector->matchLabels) + bytesOf(selector->matchExpressions) : 0;
+}
+
+size_t bytesOf(const std::optional<PodAffinityRules>& rules) {
+  if (!rules) return 0;
+  size_t n = sizeof *rules;
+  auto term = [&n](const PodAffinityTerm& t) {
+    n += sizeof t + bytesOf(t.labelSelector) + bytesOf(t.namespaceSelector) + bytesOf(t.topologyKey);
+    for (const std::string& ns : t.namespaces) n += bytesOf(ns);
+  };
+  for (const PodAffinityTerm& t : rules->required) term(t);
+  for (const WeightedPodAffinityTerm& t : rules->preferred) term(t.term);
+  return n;
+}
+
+size_t bytesOf(const Container& c) {
+  size_t n = sizeof c + bytesOf(c.name) + bytesOf(c.image) + bytesOf(c.requests);
+  for (const HostPort& p : c.hostPorts) n += sizeof p + bytesOf(p.ip) + bytesOf(p.protocol) - 2 * sizeof(std::string);
+  if (c.allocatedRequests) n += bytesOf(c.allocatedRequests->requests);
+  if (c.actuatedRequests) n += bytesOf(c.actuatedRequests->requests);
+  return n;
+}
+
+}  // namespace
+
+size_t schedulingBytes(const Pod& pod) {
+  size_t n = sizeof pod + bytesOf(pod.namespace_) + bytesOf(pod.schedulerName) + bytesOf(pod.nodeName) +
+             bytesOf(pod.nodeSelector) + bytesOf(pod.requests) + bytesOf(pod.nonZeroRequests) + bytesOf(pod.overhead);
+  for (const Container& c : pod.containers) n += bytesOf(c);
+  for (const Container& c : pod.initContainers) n += bytesOf(c);
+  for (const HostPort& p : pod.hostPorts) n += sizeof p + bytesOf(p.ip) + bytesOf(p.protocol) - 2 * sizeof(std::string);
+  for (const Toleration& t : pod.tolerations) n += sizeof t + bytesOf(t.key) + bytesOf(t.value) - 2 * sizeof(std::string);
+  if (pod.nodeAffinity) {
+    auto term = [&n](const NodeSelectorTerm& t) { n += sizeof t + bytesOf(t.matchExpressions) + bytesOf(t.matchFields); };
+    if (pod.nodeAffinity->required)
+      for (const NodeSelectorTerm& t : pod.nodeAffinity->required->terms) term(t);
+    for (const PreferredSchedulingTerm& p : pod.nodeAffinity->preferred) term(p.preference);
+  }
+  n += bytesOf(pod.podAffinity) + bytesOf(pod.podAntiAffinity);
+  for (const TopologySpreadConstraint& t : pod.topologySpreadConstraints)
+    n += sizeof t + bytesOf(t.topologyKey) + bytesOf(t.whenUnsatisfiable) + bytesOf(t.labelSelector);
+  if (pod.podLevelRequests) n += bytesOf(pod.podLevelRequests->requests);
+  return n;
+}
+
 void DecisionCache::reset(Entry& entry, const Pod& pod, size_t hash, uint64_t generation) {
   entry.hash = hash;
   entry.pod = pod;
   entry.generation = generation;
   entry.prepared = false;
   entry.unusable = false;
-  entry.state = CycleState();
-  entry.filters.clear();
-  entry.preScored = false;
-  entry.scoring.clear();
-  entry.rejections.clear();
+  entry.results.clear();
   // The per-node arrays are sized by the engine when it prepares the entry.
 }
 
 std::optional<DecisionCache::Lease> DecisionCache::lease(const Pod& pod, uint64_t generation) {
   const size_t hash = schedulingHash(pod);
+  const bool tooLarge = schedulingBytes(pod) > kMaxPodBytes;
   std::lock_guard lock(mutex_);
+  if (tooLarge) {
+    ++stats_.bypassed;
+    return std::nullopt;
+  }
   ++clock_;
   // An entry of this pod and generation, free.
   for (const std::shared_ptr<Entry>& e : entries_) {

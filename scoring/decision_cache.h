@@ -23,6 +23,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <optional>
 #include <memory>
 #include <mutex>
 #include <string_view>
@@ -38,6 +39,45 @@ namespace placer {
 // annotations, status (phase, terminating, resize) and owner.
 bool sameSchedulingFields(const Pod& a, const Pod& b);
 size_t schedulingHash(const Pod& pod);
+// About the memory a copy of the pod's scheduling fields takes, in bytes
+// (strings, lists, resources; linear in the pod's size).
+size_t schedulingBytes(const Pod& pod);
+
+// The results of the plugins an engine runs node by node (Engine: the
+// plugins whose PreScore reads no feasible list, and for a cache entry only
+// those whose results are reusable): per node slot, the filter verdict and the
+// raw scores, with their PreFilter and PreScore state. A cache entry keeps
+// them per view position across decisions; a decision without the cache
+// computes them for its candidates and drops them.
+struct NodeResults {
+  CycleState state;
+  std::vector<const FilterPlugin*> filters;  // active (PreFilter did not skip), in profile order
+  std::vector<uint16_t> filterIndex;         // parallel: index in Profile::filterPlugins()
+  bool preScored = false;
+  std::vector<size_t> scoring;               // their score plugins PreScore did not skip (profile indices)
+  std::vector<size_t> skipped;               // their score plugins PreScore skipped
+  std::optional<Status> preScoreFailure;
+  size_t preScoreFailureIndex = 0;           // index in Profile::preScorePlugins() of the failing one
+  std::vector<uint32_t> verdicts;            // per slot: 0 feasible; else 1 + index into rejections
+  std::deque<Status> rejections;             // distinct rejections, plugin set
+  std::vector<uint16_t> rejectionFilter;     // parallel: profile filter index of the rejecting plugin
+  std::vector<int64_t> raw;                  // raw scores, plugin-major with stride = slots
+  std::optional<Status> failure;             // a filter failed (Code::Error)
+  bool podDependent = false;                 // a PreScore whose results are not reusable did not skip
+  void clear() {
+    state = CycleState();
+    filters.clear();
+    filterIndex.clear();
+    preScored = false;
+    scoring.clear();
+    skipped.clear();
+    preScoreFailure.reset();
+    rejections.clear();
+    rejectionFilter.clear();
+    failure.reset();
+    podDependent = false;
+  }
+};
 
 class DecisionCache {
  public:
@@ -51,16 +91,8 @@ class DecisionCache {
     uint64_t lastUse = 0;
     bool prepared = false;  // PreFilter ran for this generation
     bool unusable = false;  // this generation's results cannot be kept (PreFilter rejected, an error)
-
-    CycleState state;
-    std::vector<const FilterPlugin*> filters;  // in profile order, PreFilter's skips left out
-    bool preScored = false;
-    std::vector<size_t> scoring;  // score plugins PreScore did not skip
-
+    NodeResults results;
     std::vector<uint64_t> versions;  // the node version the results are for; 0: none yet
-    std::vector<uint16_t> verdicts;  // 0: feasible; else 1 + index into rejections
-    std::deque<Status> rejections;   // distinct rejections, plugin set
-    std::vector<int64_t> raw;        // raw scores, plugin-major with stride = node count
   };
 
   class Lease {
@@ -84,7 +116,13 @@ class DecisionCache {
   // generation first. Empty (the decision is computed without the cache) when
   // every entry is in use, and for new shapes while every entry holds current
   // results, but for every kAdmitEvery-th, which evicts the least recently used.
+  // Empty for pods larger than kMaxPodBytes.
   static constexpr uint64_t kAdmitEvery = 8;
+  // A pod whose scheduling fields take more than this (schedulingBytes) is
+  // decided without the cache (bypass): an entry keeps a copy of its pod and
+  // PreFilter's state, about twice this, beside its per-node arrays, so the
+  // cache's memory is bounded by capacity x (2 x kMaxPodBytes + nodes x per-node cost).
+  static constexpr size_t kMaxPodBytes = 64 * 1024;
   std::optional<Lease> lease(const Pod& pod, uint64_t generation);
 
   size_t size() const;

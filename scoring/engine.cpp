@@ -14,16 +14,20 @@ constexpr std::string_view kNoNodesAvailable = "no nodes available to schedule p
 struct Scratch {
   std::vector<uint32_t> feasible;             // candidate indices still feasible
   std::vector<const NodeInfo*> feasibleNodes; // parallel to feasible
+  std::vector<uint32_t> feasibleSlots;        // parallel to feasible: slots in the NodeResults
   std::vector<int64_t> scores;                // plugin-major: [plugin][feasible]
   std::vector<int64_t> totals;                // parallel to feasible
-  std::vector<size_t> scoring;                // score plugins not skipped
   FilterSink sink;
-  // The decision cache's refresh: the nodes of a tile to run the plugins on.
+  NodeResults direct;                         // a decision's NodeResults without the cache
+  // The node-by-node pass over one tile: the nodes to run the plugins on.
   std::vector<uint32_t> changed;
   std::vector<const NodeInfo*> changedNodes;
   std::vector<int64_t> changedScores;
+  // The late filters over one tile.
+  std::vector<uint32_t> lateIndex;            // tile positions still to check
+  std::vector<const NodeInfo*> lateNodes;
+  std::vector<uint32_t> lateVerdict;          // per tile position: 0, or 1 + index into lateRejections
   std::vector<int32_t> verdictCounts;
-  std::vector<uint32_t> feasiblePositions;  // assembleCached: parallel to feasible, positions in the view
 };
 thread_local Scratch scratch;
 
@@ -119,59 +123,187 @@ bool dropRejected(std::vector<uint32_t>& indices, std::vector<const NodeInfo*>& 
   return true;
 }
 
-// NormalizeScore, weight and select over the raw scores of the feasible
-// nodes (s.scores, plugin-major with stride `stride`; s.feasibleNodes). Sets
-// decision.selected, or decision.failure and returns false.
-bool normalizeAndSelect(Decision& decision, const Profile& profile, const CycleState& state, const Pod& pod,
-                        std::span<const std::string_view> skippedScores, size_t stride, Scratch& s) {
-  const auto& scorePlugins = profile.scorePlugins();
-  const size_t feasibleCount = decision.feasibleCount;
-  // Totals are the weighted sums; a skipped plugin scores 0.
-  s.totals.assign(feasibleCount, 0);
-  for (size_t p = 0; p < scorePlugins.size(); ++p) {
-    const WeightedScorePlugin& weighted = scorePlugins[p];
-    std::span<int64_t> scores(s.scores.data() + p * stride, feasibleCount);
-    if (!skippedScores.empty() && hasName(weighted.plugin->name(), skippedScores)) {
-      std::fill(scores.begin(), scores.end(), 0);
-      continue;
-    }
-    weighted.plugin->normalizeScores(state, pod, scores);
-    int64_t low = kMinNodeScore;
-    int64_t high = kMaxNodeScore;
-    for (size_t j = 0; j < feasibleCount; ++j) {
-      low = std::min(low, scores[j]);
-      high = std::max(high, scores[j]);
-      s.totals[j] += scores[j] * weighted.weight;
-    }
-    if (low < kMinNodeScore || high > kMaxNodeScore) {
-      int64_t score = *std::find_if(scores.begin(), scores.end(),
-                                    [](int64_t v) { return v < kMinNodeScore || v > kMaxNodeScore; });
-      Status failure(Code::Error, "plugin \"" + std::string(weighted.plugin->name()) + "\" returns an invalid score " +
-                                      std::to_string(score) + ", it should in the range of [0, 100] after normalizing");
-      failure.setPlugin(weighted.plugin->name());
-      decision.failure = std::move(failure);
-      return false;
-    }
-  }
+// The index of a rejection among the results' distinct ones, plus one (0 is
+// "feasible"); 0 when there are too many to keep. Matched by identity first
+// (memoised and static rejections), then by text, so that a plugin handing out
+// a fresh Status per rejection does not grow the list with every decision.
+uint32_t verdictOf(NodeResults& r, const Status& status, std::string_view plugin, uint16_t filterIndex) {
+  auto sameKind = [&](size_t i) {
+    const Status& known = r.rejections[i];
+    return known.code() == status.code() && known.plugin() == plugin && r.rejectionFilter[i] == filterIndex;
+  };
+  for (size_t i = r.rejections.size(); i-- > 0;)
+    if (sameKind(i) && r.rejections[i].sharedReasons().identity() == status.sharedReasons().identity())
+      return static_cast<uint32_t>(i + 1);
+  for (size_t i = r.rejections.size(); i-- > 0;)
+    if (sameKind(i) && r.rejections[i].sharedReasons() == status.sharedReasons()) return static_cast<uint32_t>(i + 1);
+  if (r.rejections.size() >= (size_t{1} << 20)) return 0;
+  Status copy = status;
+  copy.setPlugin(plugin);
+  r.rejections.push_back(std::move(copy));
+  r.rejectionFilter.push_back(filterIndex);
+  return static_cast<uint32_t>(r.rejections.size());
+}
 
-  // Selection: the highest total; ties to the byte-wise smallest name. The
-  // maximum first, over the totals alone, so that names (one cache miss per
-  // node) are compared only among the nodes that reach it.
-  const int64_t top = *std::max_element(s.totals.begin(), s.totals.end());
-  size_t best = static_cast<size_t>(std::find(s.totals.begin(), s.totals.end(), top) - s.totals.begin());
-  for (size_t j = best + 1; j < feasibleCount; ++j)
-    if (s.totals[j] == top && s.feasibleNodes[j]->name() < s.feasibleNodes[best]->name()) best = j;
-  decision.selected = s.feasibleNodes[best];
-  decision.selectedTotal = s.totals[best];
+// PreFilter of the node-by-node plugins of a cache entry (once per
+// generation), or of a decision's NodeResults: the filters to run. False when
+// one rejected the pod or failed: such results cannot be kept (the caller
+// decides without the cache, which reports it).
+bool prepareNodeByNode(const Profile& profile, const Engine::Groups& groups, NodeResults& r, const Pod& pod,
+                       const ClusterView& view) {
+  std::vector<std::string_view> skipped;
+  const auto& preFilters = profile.preFilterPlugins();
+  for (size_t i = 0; i < preFilters.size(); ++i) {
+    if (!groups.preFilter[i]) continue;
+    Status status = preFilters[i]->preFilter(r.state, pod, view);
+    if (status.isSuccess()) continue;
+    if (!status.isSkip()) return false;
+    skipped.push_back(preFilters[i]->name());
+  }
+  const auto& filters = profile.filterPlugins();
+  for (size_t i = 0; i < filters.size(); ++i) {
+    if (!groups.filter[i] || hasName(filters[i]->name(), skipped)) continue;
+    r.filters.push_back(filters[i]);
+    r.filterIndex.push_back(static_cast<uint16_t>(i));
+  }
   return true;
 }
 
-template <class NodeAt>
-Decision run(const Profile& profile, const Pod& pod, const ClusterView& view, size_t count, NodeAt nodeAt,
-             Detail detail) {
+// The node-by-node pass over one tile of nodes (held still by the caller's
+// accounting guard): each active filter, in profile order, over the nodes
+// still feasible (so the first that rejects a node gives its verdict); then,
+// on the ones that pass, PreScore once (these plugins read no feasible list)
+// and their scores. Results go to r at `slots` (stride `stride`). A filter
+// failure is kept as the node's verdict and in r.failure when `keepFailures`;
+// otherwise (a cache entry) it, like a table of distinct rejections grown too
+// big, makes this return false.
+bool runNodeByNode(const Profile& profile, const Engine::Groups& groups, NodeResults& r, const Pod& pod,
+                   const ClusterView& view, std::vector<uint32_t>& slots, std::vector<const NodeInfo*>& nodes,
+                   size_t stride, bool keepFailures, bool score, Scratch& s) {
+  for (size_t f = 0; f < r.filters.size() && !slots.empty(); ++f) {
+    const FilterPlugin* plugin = r.filters[f];
+    s.sink.clear();
+    plugin->filterAll(r.state, pod, nodes, s.sink);
+    const auto& rejected = s.sink.rejected();
+    if (rejected.empty()) continue;
+    const bool kept = dropRejected(slots, nodes, 0, rejected, [&](uint32_t slot, const Status& rejection) {
+      const Status* status = &rejection;
+      std::optional<Status> failure;
+      if (!status->isRejected()) {
+        if (!keepFailures) return false;
+        failure = asFailure("filter", plugin->name(), *status);
+        if (!r.failure) r.failure = failure;
+        status = &*failure;
+      }
+      const uint32_t verdict = verdictOf(r, *status, plugin->name(), r.filterIndex[f]);
+      if (verdict == 0) return false;
+      r.verdicts[slot] = verdict;
+      return true;
+    });
+    if (!kept) return false;
+  }
+  if (slots.empty() || !score) {
+    for (uint32_t slot : slots) r.verdicts[slot] = 0;
+    return true;
+  }
+  if (!r.preScored) {
+    r.preScored = true;
+    const auto& preScores = profile.preScorePlugins();
+    std::vector<std::string_view> skipped;
+    for (size_t i = 0; i < preScores.size(); ++i) {
+      if (!groups.preScore[i]) continue;
+      Status status = preScores[i]->preScore(r.state, pod, {}, view);
+      if (status.isSuccess()) {
+        if (!preScores[i]->resultsReusable()) r.podDependent = true;
+        continue;
+      }
+      if (status.isSkip()) {
+        skipped.push_back(preScores[i]->name());
+        continue;
+      }
+      if (!keepFailures) return false;
+      r.preScoreFailure = asFailure("prescore", preScores[i]->name(), status);
+      r.preScoreFailureIndex = i;
+      break;
+    }
+    const auto& scorePlugins = profile.scorePlugins();
+    for (size_t p = 0; p < scorePlugins.size(); ++p) {
+      if (!groups.score[p]) continue;
+      (hasName(scorePlugins[p].plugin->name(), skipped) ? r.skipped : r.scoring).push_back(p);
+    }
+  }
+  const auto& scorePlugins = profile.scorePlugins();
+  if (!r.preScoreFailure) {
+    s.changedScores.resize(slots.size());
+    for (size_t p : r.scoring) {
+      scorePlugins[p].plugin->scoreAll(r.state, pod, nodes, s.changedScores);
+      int64_t* raw = r.raw.data() + p * stride;
+      for (size_t j = 0; j < slots.size(); ++j) raw[slots[j]] = s.changedScores[j];
+    }
+  }
+  for (uint32_t slot : slots) r.verdicts[slot] = 0;
+  return true;
+}
+
+// Brings a cache entry up to date: the node-by-node plugins run again on the
+// view's nodes whose version changed since its results were computed, each
+// tile under its accounting stripe. False when the entry cannot be used.
+bool refreshEntry(const Profile& profile, const Engine::Groups& groups, DecisionCache::Entry& e, const ClusterView& view) {
+  const std::span<const NodeInfo> nodes = view.nodes();
+  const size_t count = nodes.size();
+  if (e.unusable || count == 0 || count > UINT32_MAX) return false;
+  NodeResults& r = e.results;
+  if (!e.prepared) {
+    if (!prepareNodeByNode(profile, groups, r, e.pod, view)) {
+      e.unusable = true;
+      return false;
+    }
+    // Every node is computed below (version 0 matches none); verdicts and raw
+    // scores are written before they are read, so a recycled entry's old
+    // values need no clearing.
+    e.versions.assign(count, 0);
+    r.verdicts.resize(count);
+    r.raw.resize(profile.scorePlugins().size() * count);
+    e.prepared = true;
+  }
+  Scratch& s = scratch;
+  const std::span<const uint64_t> versions = view.nodeVersions();
+  static_assert(kTile == AccountingStripes::kNodesPerStripe, "a tile is one accounting stripe");
+  for (size_t tileStart = 0; tileStart < count; tileStart += kTile) {
+    const size_t tileEnd = std::min(count, tileStart + kTile);
+    // The tile is one stripe: its first node's guard holds them all.
+    const NodeInfo* first = &nodes[tileStart];
+    AccountingReadGuard guard(view, std::span<const NodeInfo* const>(&first, 1));
+    s.changed.clear();
+    s.changedNodes.clear();
+    for (size_t i = tileStart; i < tileEnd; ++i) {
+      if (e.versions[i] == versions[i]) continue;
+      s.changed.push_back(static_cast<uint32_t>(i));
+      s.changedNodes.push_back(&nodes[i]);
+    }
+    if (s.changed.empty()) continue;
+    for (size_t i = tileStart; i < tileEnd; ++i) e.versions[i] = versions[i];
+    if (!runNodeByNode(profile, groups, r, e.pod, view, s.changed, s.changedNodes, count, false, true, s)) {
+      e.unusable = true;
+      return false;
+    }
+  }
+  return true;
+}
+
+// One decision over `count` candidates, the i-th being nodeAt(i) with its
+// node-by-node results at slot slotAt(i) of `r`: from a refreshed cache entry
+// (r = its results, cState its state, cPod its pod), or computed here
+// (entry == false: r is this decision's, filled tile by tile). Then the late
+// plugins: their PreFilter, their filters over the candidates in tiles
+// (before the node-by-node verdict in profile order), PreScore over the
+// feasible list, their scores; normalising, weighting and selecting over all.
+template <class NodeAt, class SlotAt>
+Decision decide(const Profile& profile, const Engine::Groups& groups, const Pod& pod, const ClusterView& view,
+                size_t count, NodeAt nodeAt, SlotAt slotAt, Detail detail, NodeResults* cached, const Pod* cachedPod) {
   Decision decision;
   decision.nodeCount = count;
-  const bool full = detail != Detail::Summary;  // per-node outcomes
+  const bool full = detail != Detail::Summary;
   const bool perPlugin = detail == Detail::Full;
   const auto& scorePlugins = profile.scorePlugins();
   if (perPlugin) {
@@ -184,14 +316,26 @@ Decision run(const Profile& profile, const Pod& pod, const ClusterView& view, si
   }
   if (count == 0) return decision;
 
-  CycleState state;
+  Scratch& s = scratch;
+  CycleState lateState;
+  NodeResults& r = cached ? *cached : s.direct;
+  const Pod& rPod = cached ? *cachedPod : pod;
+  if (!cached) r.clear();
+  CycleState& state = cached ? lateState : r.state;  // without the cache, one state for all
 
-  // PreFilter: a Skip switches off the same plugin's Filter; a rejection
-  // (or an error) ends the cycle with the same status on every node.
+  // PreFilter, in profile order (a cache entry's node-by-node ones ran when it
+  // was prepared, and passed): a Skip switches off the same plugin's Filter; a
+  // rejection (or an error) ends the cycle with the same status on every node.
   std::vector<std::string_view> skippedFilters;
-  for (const PreFilterPlugin* plugin : profile.preFilterPlugins()) {
+  const auto& preFilters = profile.preFilterPlugins();
+  for (size_t i = 0; i < preFilters.size(); ++i) {
+    const PreFilterPlugin* plugin = preFilters[i];
+    if (cached && groups.preFilter[i]) continue;
     Status status = plugin->preFilter(state, pod, view);
-    if (status.isSuccess()) continue;
+    if (status.isSuccess()) {
+      if (!plugin->resultsReusable()) decision.podDependent = true;
+      continue;
+    }
     if (status.isSkip()) {
       skippedFilters.push_back(plugin->name());
       continue;
@@ -215,115 +359,107 @@ Decision run(const Profile& profile, const Pod& pod, const ClusterView& view, si
   }
 
   const auto& filters = profile.filterPlugins();
-  // Filters to run, in order; the skipped ones left out once, not per node.
-  const FilterPlugin* active[64];
-  size_t activeCount = 0;
-  std::vector<const FilterPlugin*> activeOverflow;
-  for (const FilterPlugin* f : filters) {
-    if (!skippedFilters.empty() && hasName(f->name(), skippedFilters)) continue;
-    if (activeCount < 64)
-      active[activeCount++] = f;
-    else
-      activeOverflow.push_back(f);
+  if (!cached) {
+    for (size_t i = 0; i < filters.size(); ++i) {
+      if (!groups.filter[i] || hasName(filters[i]->name(), skippedFilters)) continue;
+      r.filters.push_back(filters[i]);
+      r.filterIndex.push_back(static_cast<uint16_t>(i));
+    }
+    r.verdicts.resize(count);
+    r.raw.resize(scorePlugins.size() * count);
   }
+  // The late filters, in profile order, with their index there.
+  std::vector<std::pair<const FilterPlugin*, uint16_t>> late;
+  for (size_t i = 0; i < filters.size(); ++i)
+    if (!groups.filter[i] && !hasName(filters[i]->name(), skippedFilters))
+      late.emplace_back(filters[i], static_cast<uint16_t>(i));
+  std::deque<Status> lateRejections;  // distinct, plugin set
+  std::vector<uint16_t> lateRejectionFilter;
+  std::optional<Status> lateFailure;
 
-  Scratch& s = scratch;
+  // Node by node, tile by tile; then the late filters over the tile. The
+  // final verdict of a node is the first rejection in profile order.
+  ReasonTally tally;
   s.feasible.clear();
   s.feasibleNodes.clear();
+  s.feasibleSlots.clear();
   s.feasible.reserve(count);
   s.feasibleNodes.reserve(count);
-  // Raw scores, plugin-major with stride `count`: [plugin][position in the feasible list].
-  s.scores.resize(scorePlugins.size() * count);
-
-  // PreScore, run once. When no PreScore plugin reads the feasible list, it
-  // runs as soon as the first node passes the filters and every tile is scored
-  // right after it is filtered, while its NodeInfos are still in cache (one
-  // pass over the nodes instead of two). Otherwise it runs on the whole
-  // feasible list after filtering, as upstream does. Either way a cycle with
-  // no feasible node never runs it, and a filter failure outranks its failure.
-  const bool fused = detail != Detail::FilterOnly && std::none_of(profile.preScorePlugins().begin(), profile.preScorePlugins().end(),
-                                  [](const PreScorePlugin* p) { return p->preScoreReadsFeasibleNodes(); });
-  bool preScored = false;
-  std::optional<Status> preScoreFailure;
-  std::vector<std::string_view> skippedScores;
-  std::vector<size_t>& scoring = s.scoring;  // score plugins not skipped
-  auto preScore = [&](std::span<const NodeInfo* const> feasible) {
-    preScored = true;
-    for (const PreScorePlugin* plugin : profile.preScorePlugins()) {
-      Status status = plugin->preScore(state, pod, feasible, view);
-      if (status.isSuccess()) continue;
-      if (status.isSkip()) {
-        skippedScores.push_back(plugin->name());
-        continue;
-      }
-      preScoreFailure = asFailure("prescore", plugin->name(), status);
-      return;
-    }
-    scoring.clear();
-    for (size_t p = 0; p < scorePlugins.size(); ++p)
-      if (skippedScores.empty() || !hasName(scorePlugins[p].plugin->name(), skippedScores)) scoring.push_back(p);
-  };
-  // `guarded`: the caller holds the nodes' accounting already (the fused
-  // tile), and a stripe may not be locked twice by one thread.
-  auto scoreRange = [&](size_t from, size_t to, bool guarded) {
-    for (size_t tileStart = from; tileStart < to; tileStart += kTile) {
-      const size_t n = std::min(kTile, to - tileStart);
-      std::span<const NodeInfo* const> tile(s.feasibleNodes.data() + tileStart, n);
-      std::optional<AccountingReadGuard> guard;
-      if (!guarded) guard.emplace(view, tile);
-      for (size_t p : scoring)
-        scorePlugins[p].plugin->scoreAll(state, pod, tile, std::span<int64_t>(s.scores.data() + p * count + tileStart, n));
-    }
-  };
-
-  // Filter in tiles of nodes: each active plugin runs over the tile's nodes
-  // still feasible, in profile order, so the first plugin that rejects a node
-  // decides its reasons (as when each node runs the plugins in turn), while
-  // a tile's NodeInfos stay in cache from one plugin to the next.
-  ReasonTally tally;
-  const size_t activeTotal = activeCount + activeOverflow.size();
+  s.feasibleSlots.reserve(count);
+  s.lateVerdict.resize(kTile);
   for (size_t tileStart = 0; tileStart < count; tileStart += kTile) {
     const size_t tileEnd = std::min(count, tileStart + kTile);
-    const size_t first = s.feasible.size();
-    for (size_t i = tileStart; i < tileEnd; ++i) {
-      s.feasible.push_back(static_cast<uint32_t>(i));
-      s.feasibleNodes.push_back(&nodeAt(i));
+    const size_t n = tileEnd - tileStart;
+    s.lateNodes.clear();
+    for (size_t i = tileStart; i < tileEnd; ++i) s.lateNodes.push_back(&nodeAt(i));
+    // The tile's accounting holds still while it is filtered (and scored).
+    AccountingReadGuard guard(view, std::span<const NodeInfo* const>(s.lateNodes.data(), n));
+    if (!cached) {
+      s.changed.clear();
+      s.changedNodes.clear();
+      for (size_t i = tileStart; i < tileEnd; ++i) {
+        s.changed.push_back(static_cast<uint32_t>(i));
+        s.changedNodes.push_back(s.lateNodes[i - tileStart]);
+      }
+      runNodeByNode(profile, groups, r, pod, view, s.changed, s.changedNodes, count, true,
+                    detail != Detail::FilterOnly, s);
     }
-    // The tile's accounting holds still while it is filtered (and, fused, scored).
-    AccountingReadGuard guard(view, std::span<const NodeInfo* const>(s.feasibleNodes.data() + first, tileEnd - tileStart));
-    for (size_t f = 0; f < activeTotal && s.feasible.size() > first; ++f) {
-      const FilterPlugin* plugin = f < activeCount ? active[f] : activeOverflow[f - activeCount];
+    std::fill(s.lateVerdict.begin(), s.lateVerdict.begin() + n, 0);
+    for (const auto& [plugin, index] : late) {
+      // The nodes still without a late verdict whose node-by-node verdict, if
+      // any, comes later in profile order.
+      s.lateIndex.clear();
+      s.changedNodes.clear();
+      for (size_t t = 0; t < n; ++t) {
+        if (s.lateVerdict[t] != 0) continue;
+        const uint32_t v = r.verdicts[slotAt(tileStart + t)];
+        if (v != 0 && r.rejectionFilter[v - 1] < index) continue;
+        s.lateIndex.push_back(static_cast<uint32_t>(t));
+        s.changedNodes.push_back(s.lateNodes[t]);
+      }
+      if (s.lateIndex.empty()) continue;
       s.sink.clear();
-      const auto& rejected = s.sink.rejected();
-      plugin->filterAll(state, pod,
-                        std::span<const NodeInfo* const>(s.feasibleNodes.data() + first, s.feasible.size() - first),
-                        s.sink);
-      if (rejected.empty()) continue;
-      dropRejected(s.feasible, s.feasibleNodes, first, rejected, [&](uint32_t index, const Status& rejection) {
-        const Status* status = &rejection;
-        std::optional<Status> failure;
-        if (!status->isRejected()) {
-          failure = asFailure("filter", plugin->name(), *status);
-          if (!decision.failure) decision.failure = failure;
-          status = &*failure;
+      plugin->filterAll(state, pod, s.changedNodes, s.sink);
+      for (const auto& [at, rejection] : s.sink.rejected()) {
+        Status status = *rejection;
+        if (!status.isRejected()) {
+          status = asFailure("filter", plugin->name(), status);
+          if (!lateFailure) lateFailure = status;
         }
-        tally.add(status->sharedReasons(), 1);
-        if (full) {
-          NodeOutcome& outcome = decision.nodes[index];
-          outcome.code = status->code();
-          outcome.failedPlugin = plugin->name();
-          outcome.reasons = status->sharedReasons();
-        }
-        return true;
-      });
+        status.setPlugin(plugin->name());
+        lateRejections.push_back(std::move(status));
+        lateRejectionFilter.push_back(index);
+        s.lateVerdict[s.lateIndex[at]] = static_cast<uint32_t>(lateRejections.size());
+      }
     }
-    if (fused && s.feasible.size() > first && !decision.failure) {
-      if (!preScored) preScore({});
-      if (!preScoreFailure) scoreRange(first, s.feasible.size(), true);
+    for (size_t t = 0; t < n; ++t) {
+      const size_t i = tileStart + t;
+      const uint32_t slot = slotAt(i);
+      const Status* rejection = nullptr;
+      if (s.lateVerdict[t] != 0) {
+        rejection = &lateRejections[s.lateVerdict[t] - 1];
+      } else if (const uint32_t v = r.verdicts[slot]; v != 0) {
+        rejection = &r.rejections[v - 1];
+      }
+      if (rejection == nullptr) {
+        s.feasible.push_back(static_cast<uint32_t>(i));
+        s.feasibleNodes.push_back(s.lateNodes[t]);
+        s.feasibleSlots.push_back(slot);
+        continue;
+      }
+      tally.add(rejection->sharedReasons(), 1);
+      if (full) {
+        NodeOutcome& outcome = decision.nodes[i];
+        outcome.code = rejection->code();
+        outcome.failedPlugin = rejection->plugin();
+        outcome.reasons = rejection->sharedReasons();
+      }
     }
   }
-  tally.forEach([&](const Reasons& reasons, int32_t n) { countReasons(decision.reasonCounts, reasons, n); });
+  tally.forEach([&](const Reasons& reasons, int32_t times) { countReasons(decision.reasonCounts, reasons, times); });
   std::sort(decision.reasonCounts.begin(), decision.reasonCounts.end());
+  if (r.failure && !cached) decision.failure = r.failure;
+  if (lateFailure && !decision.failure) decision.failure = lateFailure;
 
   const size_t feasibleCount = s.feasible.size();
   decision.feasibleCount = feasibleCount;
@@ -335,247 +471,149 @@ Decision run(const Profile& profile, const Pod& pod, const ClusterView& view, si
     if (feasibleCount == 1) decision.selected = s.feasibleNodes[0];
     return decision;
   }
-  if (!fused) {
-    preScore(std::span<const NodeInfo* const>(s.feasibleNodes.data(), feasibleCount));
-    if (!preScoreFailure) scoreRange(0, feasibleCount, false);
+
+  // PreScore of the late plugins over the feasible list; a failure of either
+  // group, the first in profile order, fails the cycle.
+  std::vector<std::string_view> skippedScores;
+  std::optional<Status> preScoreFailure;
+  size_t preScoreFailureIndex = SIZE_MAX;
+  const auto& preScores = profile.preScorePlugins();
+  const std::span<const NodeInfo* const> feasibleNodes(s.feasibleNodes.data(), feasibleCount);
+  for (size_t i = 0; i < preScores.size(); ++i) {
+    if (groups.preScore[i]) continue;
+    Status status = preScores[i]->preScore(state, pod, feasibleNodes, view);
+    if (status.isSuccess()) {
+      if (!preScores[i]->resultsReusable()) decision.podDependent = true;
+      continue;
+    }
+    if (status.isSkip()) {
+      skippedScores.push_back(preScores[i]->name());
+      continue;
+    }
+    preScoreFailure = asFailure("prescore", preScores[i]->name(), status);
+    preScoreFailureIndex = i;
+    break;
   }
+  if (r.preScoreFailure && r.preScoreFailureIndex < preScoreFailureIndex) preScoreFailure = r.preScoreFailure;
   if (preScoreFailure) {
     decision.failure = std::move(preScoreFailure);
     return decision;
   }
+  if (r.podDependent) decision.podDependent = true;
 
-  if (!normalizeAndSelect(decision, profile, state, pod, skippedScores, count, s)) return decision;
+  // Raw scores, plugin-major over the feasible list: the node-by-node ones
+  // from their slots, the late ones computed now, tile by tile.
+  s.scores.resize(scorePlugins.size() * feasibleCount);
+  std::vector<char> skipped(scorePlugins.size(), 0);
+  for (size_t p : r.skipped) skipped[p] = 1;
+  for (size_t p = 0; p < scorePlugins.size(); ++p) {
+    int64_t* out = s.scores.data() + p * feasibleCount;
+    if (groups.score[p]) {
+      if (skipped[p]) continue;
+      const int64_t* raw = r.raw.data() + p * (cached ? view.nodes().size() : count);
+      for (size_t j = 0; j < feasibleCount; ++j) out[j] = raw[s.feasibleSlots[j]];
+      continue;
+    }
+    if (hasName(scorePlugins[p].plugin->name(), skippedScores)) {
+      skipped[p] = 1;
+      continue;
+    }
+    for (size_t tileStart = 0; tileStart < feasibleCount; tileStart += kTile) {
+      const size_t n = std::min(kTile, feasibleCount - tileStart);
+      std::span<const NodeInfo* const> tile(s.feasibleNodes.data() + tileStart, n);
+      AccountingReadGuard guard(view, tile);
+      scorePlugins[p].plugin->scoreAll(state, pod, tile, std::span<int64_t>(out + tileStart, n));
+    }
+  }
+
+  // NormalizeScore, weight and select. A skipped plugin scores 0.
+  s.totals.assign(feasibleCount, 0);
+  for (size_t p = 0; p < scorePlugins.size(); ++p) {
+    const WeightedScorePlugin& weighted = scorePlugins[p];
+    std::span<int64_t> scores(s.scores.data() + p * feasibleCount, feasibleCount);
+    if (skipped[p]) {
+      std::fill(scores.begin(), scores.end(), 0);
+      continue;
+    }
+    if (groups.score[p])
+      weighted.plugin->normalizeScores(r.state, rPod, scores);
+    else
+      weighted.plugin->normalizeScores(state, pod, scores);
+    int64_t low = kMinNodeScore;
+    int64_t high = kMaxNodeScore;
+    for (size_t j = 0; j < feasibleCount; ++j) {
+      low = std::min(low, scores[j]);
+      high = std::max(high, scores[j]);
+      s.totals[j] += scores[j] * weighted.weight;
+    }
+    if (low < kMinNodeScore || high > kMaxNodeScore) {
+      int64_t score = *std::find_if(scores.begin(), scores.end(),
+                                    [](int64_t v) { return v < kMinNodeScore || v > kMaxNodeScore; });
+      Status failure(Code::Error, "plugin \"" + std::string(weighted.plugin->name()) + "\" returns an invalid score " +
+                                      std::to_string(score) + ", it should in the range of [0, 100] after normalizing");
+      failure.setPlugin(weighted.plugin->name());
+      decision.failure = std::move(failure);
+      return decision;
+    }
+  }
+
+  // Selection: the highest total; ties to the byte-wise smallest name. The
+  // maximum first, over the totals alone, so that names (one cache miss per
+  // node) are compared only among the nodes that reach it.
+  const int64_t top = *std::max_element(s.totals.begin(), s.totals.end());
+  size_t best = static_cast<size_t>(std::find(s.totals.begin(), s.totals.end(), top) - s.totals.begin());
+  for (size_t j = best + 1; j < feasibleCount; ++j)
+    if (s.totals[j] == top && s.feasibleNodes[j]->name() < s.feasibleNodes[best]->name()) best = j;
+  decision.selected = s.feasibleNodes[best];
+  decision.selectedTotal = s.totals[best];
 
   if (full) {
     for (size_t j = 0; j < feasibleCount; ++j) {
       NodeOutcome& outcome = decision.nodes[s.feasible[j]];
       if (perPlugin)
-        for (size_t p = 0; p < scorePlugins.size(); ++p) outcome.pluginScores[p] = s.scores[p * count + j];
+        for (size_t p = 0; p < scorePlugins.size(); ++p) outcome.pluginScores[p] = s.scores[p * feasibleCount + j];
       outcome.total = s.totals[j];
     }
   }
   return decision;
 }
 
-// The index of a rejection among the entry's distinct ones, plus one (0 is
-// "feasible"); 0 when there are too many to keep. Matched by identity first
-// (memoised and static rejections), then by text, so that a plugin handing out
-// a fresh Status per rejection does not grow the list with every decision.
-uint16_t verdictOf(DecisionCache::Entry& e, const Status& status, std::string_view plugin) {
-  auto sameKind = [&](const Status& known) { return known.code() == status.code() && known.plugin() == plugin; };
-  for (size_t i = e.rejections.size(); i-- > 0;) {
-    const Status& known = e.rejections[i];
-    if (sameKind(known) && known.sharedReasons().identity() == status.sharedReasons().identity())
-      return static_cast<uint16_t>(i + 1);
-  }
-  for (size_t i = e.rejections.size(); i-- > 0;) {
-    const Status& known = e.rejections[i];
-    if (sameKind(known) && known.sharedReasons() == status.sharedReasons()) return static_cast<uint16_t>(i + 1);
-  }
-  if (e.rejections.size() >= UINT16_MAX - 1) return 0;
-  Status copy = status;
-  copy.setPlugin(plugin);
-  e.rejections.push_back(std::move(copy));
-  return static_cast<uint16_t>(e.rejections.size());
+Engine::Groups groupsOf(const Profile& profile, bool cached) {
+  // A plugin runs node by node unless its PreScore reads the feasible list
+  // (and, for a cache entry, unless its results are not reusable).
+  std::vector<const Plugin*> late;
+  for (const PreScorePlugin* p : profile.preScorePlugins())
+    if (p->preScoreReadsFeasibleNodes()) late.push_back(p);
+  auto nodeByNode = [&](const Plugin* p) {
+    if (std::find(late.begin(), late.end(), p) != late.end()) return false;
+    return !cached || p->resultsReusable();
+  };
+  Engine::Groups g;
+  for (const PreFilterPlugin* p : profile.preFilterPlugins()) g.preFilter.push_back(nodeByNode(p));
+  for (const FilterPlugin* p : profile.filterPlugins()) g.filter.push_back(nodeByNode(p));
+  for (const PreScorePlugin* p : profile.preScorePlugins()) g.preScore.push_back(nodeByNode(p));
+  for (const WeightedScorePlugin& p : profile.scorePlugins()) g.score.push_back(nodeByNode(p.plugin));
+  g.anyNodeByNode = std::count(g.filter.begin(), g.filter.end(), 1) + std::count(g.score.begin(), g.score.end(), 1) > 0;
+  return g;
 }
-
-// Brings a decision-cache entry up to date: the plugins run again on the
-// view's nodes whose version changed since the entry's results were computed.
-// False when the entry cannot be used (PreFilter rejected the pod, a plugin
-// failed, too many distinct rejections): run() then decides, and reports what
-// happened. Each tile is refreshed under its accounting stripe, shared.
-bool refreshCached(const Profile& profile, DecisionCache::Entry& e, const ClusterView& view) {
-  const std::span<const NodeInfo> nodes = view.nodes();
-  const size_t count = nodes.size();
-  if (e.unusable || count == 0 || count > UINT32_MAX) return false;
-  const auto& scorePlugins = profile.scorePlugins();
-  const Pod& pod = e.pod;
-
-  if (!e.prepared) {
-    std::vector<std::string_view> skippedFilters;
-    for (const PreFilterPlugin* plugin : profile.preFilterPlugins()) {
-      Status status = plugin->preFilter(e.state, pod, view);
-      if (status.isSuccess()) continue;
-      if (!status.isSkip()) {
-        e.unusable = true;
-        return false;
-      }
-      skippedFilters.push_back(plugin->name());
-    }
-    for (const FilterPlugin* f : profile.filterPlugins())
-      if (!hasName(f->name(), skippedFilters)) e.filters.push_back(f);
-    // Every node is computed below (version 0 matches none); verdicts and raw
-    // scores are written before they are read, so a recycled entry's old
-    // values need no clearing.
-    e.versions.assign(count, 0);
-    e.verdicts.resize(count);
-    e.raw.resize(scorePlugins.size() * count);
-    e.prepared = true;
-  }
-
-  Scratch& s = scratch;
-  const std::span<const uint64_t> versions = view.nodeVersions();
-  static_assert(kTile == AccountingStripes::kNodesPerStripe, "a tile is one accounting stripe");
-  for (size_t tileStart = 0; tileStart < count; tileStart += kTile) {
-    const size_t tileEnd = std::min(count, tileStart + kTile);
-    // The tile is one stripe: its first node's guard holds them all.
-    const NodeInfo* first = &nodes[tileStart];
-    AccountingReadGuard guard(view, std::span<const NodeInfo* const>(&first, 1));
-    s.changed.clear();
-    s.changedNodes.clear();
-    for (size_t i = tileStart; i < tileEnd; ++i) {
-      if (e.versions[i] == versions[i]) continue;
-      s.changed.push_back(static_cast<uint32_t>(i));
-      s.changedNodes.push_back(&nodes[i]);
-    }
-    if (s.changed.empty()) continue;
-    // Filters in profile order over the nodes still feasible: the first that
-    // rejects a node gives its verdict, as in run().
-    for (const FilterPlugin* plugin : e.filters) {
-      if (s.changed.empty()) break;
-      s.sink.clear();
-      plugin->filterAll(e.state, pod, s.changedNodes, s.sink);
-      const auto& rejected = s.sink.rejected();
-      if (rejected.empty()) continue;
-      const bool kept = dropRejected(s.changed, s.changedNodes, 0, rejected, [&](uint32_t i, const Status& status) {
-        const uint16_t verdict = status.isRejected() ? verdictOf(e, status, plugin->name()) : 0;
-        if (verdict == 0) return false;
-        e.verdicts[i] = verdict;
-        e.versions[i] = versions[i];
-        return true;
-      });
-      if (!kept) {  // a filter failed, or too many distinct rejections
-        e.unusable = true;
-        return false;
-      }
-    }
-    if (s.changed.empty()) continue;
-    // PreScore once, when a node first passes (it reads no feasible list:
-    // Engine uses the cache only then); a Skip scores that plugin 0.
-    if (!e.preScored) {
-      std::vector<std::string_view> skippedScores;
-      for (const PreScorePlugin* plugin : profile.preScorePlugins()) {
-        Status status = plugin->preScore(e.state, pod, {}, view);
-        if (status.isSuccess()) continue;
-        if (!status.isSkip()) {
-          e.unusable = true;
-          return false;
-        }
-        skippedScores.push_back(plugin->name());
-      }
-      for (size_t p = 0; p < scorePlugins.size(); ++p)
-        if (!hasName(scorePlugins[p].plugin->name(), skippedScores)) e.scoring.push_back(p);
-      e.preScored = true;
-    }
-    s.changedScores.resize(s.changed.size());
-    for (size_t p : e.scoring) {
-      scorePlugins[p].plugin->scoreAll(e.state, pod, s.changedNodes, s.changedScores);
-      int64_t* raw = e.raw.data() + p * count;
-      for (size_t j = 0; j < s.changed.size(); ++j) raw[s.changed[j]] = s.changedScores[j];
-    }
-    for (uint32_t i : s.changed) {
-      e.verdicts[i] = 0;
-      e.versions[i] = versions[i];
-    }
-  }
-
-  return true;
-}
-
-// A decision from an up-to-date entry, over `count` nodes of the view, the
-// i-th at position positionAt(i) of ClusterView::nodes(): their verdicts
-// counted as run() counts them, the feasible ones' raw scores normalised and
-// totalled over those nodes alone. Detail::Summary, FilterOnly or Totals (per
-// node outcomes in the order given, as run() fills them).
-template <class PositionAt>
-Decision assembleCached(const Profile& profile, const DecisionCache::Entry& e, const ClusterView& view, size_t count,
-                        PositionAt positionAt, Detail detail) {
-  const std::span<const NodeInfo> nodes = view.nodes();
-  const auto& scorePlugins = profile.scorePlugins();
-  const bool full = detail != Detail::Summary;
-  Scratch& s = scratch;
-  Decision decision;
-  decision.nodeCount = count;
-  if (full) decision.nodes.resize(count);
-  s.verdictCounts.assign(e.rejections.size() + 1, 0);
-  s.feasible.clear();
-  s.feasibleNodes.clear();
-  s.feasiblePositions.clear();
-  for (size_t i = 0; i < count; ++i) {
-    const uint32_t position = positionAt(i);
-    const uint16_t verdict = e.verdicts[position];
-    ++s.verdictCounts[verdict];
-    if (full) {
-      NodeOutcome& outcome = decision.nodes[i];
-      outcome.node = &nodes[position];
-      if (verdict != 0) {
-        const Status& rejection = e.rejections[verdict - 1];
-        outcome.code = rejection.code();
-        outcome.reasons = rejection.sharedReasons();
-        outcome.failedPlugin = rejection.plugin();
-      }
-    }
-    if (verdict == 0) {
-      s.feasible.push_back(static_cast<uint32_t>(i));
-      s.feasibleNodes.push_back(&nodes[position]);
-      s.feasiblePositions.push_back(position);
-    }
-  }
-  for (size_t v = 1; v < s.verdictCounts.size(); ++v)
-    if (s.verdictCounts[v] > 0) countReasons(decision.reasonCounts, e.rejections[v - 1].reasons(), s.verdictCounts[v]);
-  std::sort(decision.reasonCounts.begin(), decision.reasonCounts.end());
-  const size_t feasibleCount = s.feasible.size();
-  decision.feasibleCount = feasibleCount;
-  if (feasibleCount == 0) return decision;
-  if (detail == Detail::FilterOnly) {
-    if (feasibleCount == 1) decision.selected = s.feasibleNodes[0];
-    return decision;
-  }
-
-  s.scores.resize(scorePlugins.size() * feasibleCount);
-  std::vector<std::string_view> skippedScores;
-  for (size_t p = 0, next = 0; p < scorePlugins.size(); ++p) {
-    int64_t* out = s.scores.data() + p * feasibleCount;
-    if (next < e.scoring.size() && e.scoring[next] == p) {
-      ++next;
-      const int64_t* raw = e.raw.data() + p * nodes.size();
-      for (size_t j = 0; j < feasibleCount; ++j) out[j] = raw[s.feasiblePositions[j]];
-    } else {
-      skippedScores.push_back(scorePlugins[p].plugin->name());
-    }
-  }
-  if (!normalizeAndSelect(decision, profile, e.state, e.pod, skippedScores, feasibleCount, s)) return decision;
-  if (full)
-    for (size_t j = 0; j < feasibleCount; ++j) decision.nodes[s.feasible[j]].total = s.totals[j];
-  return decision;
-}
-
-bool reusableProfile(const Profile& profile) {
-  auto reusable = [](const Plugin* p) { return p->resultsReusable(); };
-  const auto& preScore = profile.preScorePlugins();
-  return std::all_of(profile.preFilterPlugins().begin(), profile.preFilterPlugins().end(), reusable) &&
-         std::all_of(profile.filterPlugins().begin(), profile.filterPlugins().end(), reusable) &&
-         std::all_of(preScore.begin(), preScore.end(), reusable) &&
-         std::none_of(preScore.begin(), preScore.end(), [](const PreScorePlugin* p) { return p->preScoreReadsFeasibleNodes(); }) &&
-         std::all_of(profile.scorePlugins().begin(), profile.scorePlugins().end(),
-                     [](const WeightedScorePlugin& p) { return p.plugin->resultsReusable(); });
-}
-
 }  // namespace
 
-Engine::Engine(std::shared_ptr<const Profile> profile, size_t cacheCapacity) : profile_(std::move(profile)) {
-  if (cacheCapacity > 0 && reusableProfile(*profile_)) cache_ = std::make_shared<DecisionCache>(cacheCapacity);
+Engine::Engine(std::shared_ptr<const Profile> profile, size_t cacheCapacity)
+    : profile_(std::move(profile)), direct_(groupsOf(*profile_, false)), cached_(groupsOf(*profile_, true)) {
+  if (cacheCapacity > 0 && cached_.anyNodeByNode) cache_ = std::make_shared<DecisionCache>(cacheCapacity);
 }
 
 Decision Engine::place(const Pod& pod, const ClusterView& view, Detail detail) const {
   std::span<const NodeInfo> nodes = view.nodes();
+  auto nodeAt = [&](size_t i) -> const NodeInfo& { return nodes[i]; };
+  auto position = [](size_t i) { return static_cast<uint32_t>(i); };
   if (cache_ && (detail == Detail::Summary || detail == Detail::FilterOnly || detail == Detail::Totals)) {
     if (std::optional<DecisionCache::Lease> entry = cache_->lease(pod, view.staticGeneration());
-        entry && refreshCached(*profile_, **entry, view))
-      return assembleCached(*profile_, **entry, view, nodes.size(), [](size_t i) { return static_cast<uint32_t>(i); },
-                            detail);
+        entry && refreshEntry(*profile_, cached_, **entry, view))
+      return decide(*profile_, cached_, pod, view, nodes.size(), nodeAt, position, detail, &(*entry)->results,
+                    &(*entry)->pod);
   }
-  return run(*profile_, pod, view, nodes.size(), [&](size_t i) -> const NodeInfo& { return nodes[i]; }, detail);
+  return decide(*profile_, direct_, pod, view, nodes.size(), nodeAt, position, detail, nullptr, nullptr);
 }
 
 Decision Engine::evaluate(const Pod& pod, const ClusterView& view, std::span<const NodeInfo* const> candidates,
@@ -583,17 +621,18 @@ Decision Engine::evaluate(const Pod& pod, const ClusterView& view, std::span<con
   // The cache holds results for the view's own nodes: candidates that are
   // copies (the extender's full Nodes) are computed directly.
   const std::span<const NodeInfo> nodes = view.nodes();
+  auto nodeAt = [&](size_t i) -> const NodeInfo& { return *candidates[i]; };
   if (cache_ && cacheUse == CacheUse::Reuse &&
       (detail == Detail::FilterOnly || detail == Detail::Totals || detail == Detail::Summary) &&
       std::all_of(candidates.begin(), candidates.end(), [&](const NodeInfo* n) { return view.holds(*n); })) {
     if (std::optional<DecisionCache::Lease> entry = cache_->lease(pod, view.staticGeneration());
-        entry && refreshCached(*profile_, **entry, view))
-      return assembleCached(
-          *profile_, **entry, view, candidates.size(),
-          [&](size_t i) { return static_cast<uint32_t>(candidates[i] - nodes.data()); }, detail);
+        entry && refreshEntry(*profile_, cached_, **entry, view))
+      return decide(*profile_, cached_, pod, view, candidates.size(), nodeAt,
+                    [&](size_t i) { return static_cast<uint32_t>(candidates[i] - nodes.data()); }, detail,
+                    &(*entry)->results, &(*entry)->pod);
   }
-  return run(*profile_, pod, view, candidates.size(), [&](size_t i) -> const NodeInfo& { return *candidates[i]; },
-             detail);
+  return decide(*profile_, direct_, pod, view, candidates.size(), nodeAt,
+                [](size_t i) { return static_cast<uint32_t>(i); }, detail, nullptr, nullptr);
 }
 
 std::string Decision::unschedulableMessage() const {

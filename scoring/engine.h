@@ -53,6 +53,11 @@ struct Decision {
   // Set when a plugin returned Code::Error (or a score outside 0..100 after
   // normalising): as in kube-scheduler the cycle fails and no node is selected.
   std::optional<Status> failure;
+  // Whether a plugin whose results depend on other pods (its results are not
+  // reusable: InterPodAffinity, PodTopologySpread) took part: neither its
+  // PreFilter nor its PreScore skipped. A reservation made meanwhile may
+  // change such a decision (see ClusterState::reserve).
+  bool podDependent = false;
   // Detail::Full only.
   std::vector<std::string_view> scorePlugins;
   std::vector<NodeOutcome> nodes;
@@ -87,12 +92,22 @@ class Engine {
                     Detail detail, CacheUse cacheUse = CacheUse::Bypass) const;
 
   const Profile& profile() const { return *profile_; }
-  // Null when the profile's plugins do not allow it, or its capacity is 0.
+  // Null when no plugin of the profile allows it, or its capacity is 0.
   const DecisionCache* cache() const { return cache_.get(); }
+
+  // Which plugins run node by node, their results kept per node slot
+  // (NodeResults); the others ("late") run over the feasible nodes once every
+  // filter has passed. Per index of the profile's lists.
+  struct Groups {
+    std::vector<char> preFilter, filter, preScore, score;  // 1: node by node
+    bool anyNodeByNode = false;
+  };
 
  private:
   std::shared_ptr<const Profile> profile_;
   std::shared_ptr<DecisionCache> cache_;  // internally synchronised
+  Groups direct_;  // without the cache: plugins whose PreScore reads no feasible list
+  Groups cached_;  // with it: of those, the ones whose results are reusable
 };
 
 }  // namespace placer

@@ -290,8 +290,13 @@ Outcome readRequirements(const json& object, std::string_view key, const Path& p
     std::string op;
     if (auto o = readString(item, "operator", p, op); !o) return o;
     auto parsed = selectorOperator(op, p.child("operator"), nodeSelector);
-    if (!parsed) return parsed.error();
-    r.op = *parsed;
+    if (parsed) {
+      r.op = *parsed;
+    } else if (nodeSelector) {
+      return parsed.error();
+    } else {
+      r.unknownOperator = op.empty() ? std::string("\"\"") : op;  // reported when the selector is compiled
+    }
     if (auto o = readStringList(item, "values", p, r.values); !o) return o;
     out.push_back(std::move(r));
   }
@@ -446,6 +451,8 @@ Result<PodAffinityTerm> decodePodAffinityTerm(const json& item, const Path& p) {
   if (!nsSelector) return nsSelector.error();
   term.namespaceSelector = std::move(*nsSelector);
   if (auto o = readString(item, "topologyKey", p, term.topologyKey); !o) return o.error();
+  if (auto o = readStringList(item, "matchLabelKeys", p, term.matchLabelKeys); !o) return o.error();
+  if (auto o = readStringList(item, "mismatchLabelKeys", p, term.mismatchLabelKeys); !o) return o.error();
   return term;
 }
 
@@ -509,6 +516,19 @@ Outcome readTopologySpread(const json& spec, const Path& path, std::vector<Topol
       int32_t minDomains = 0;
       if (auto o = readInt32(item, "minDomains", p, minDomains); !o) return o;
       c.minDomains = minDomains;
+    }
+    if (auto o = readStringList(item, "matchLabelKeys", p, c.matchLabelKeys); !o) return o;
+    for (auto [field, policy] : {std::pair{"nodeAffinityPolicy", &c.nodeAffinityPolicy},
+                                 std::pair{"nodeTaintsPolicy", &c.nodeTaintsPolicy}}) {
+      std::string text;
+      if (auto o = readString(item, field, p, text); !o) return o;
+      if (text == "Honor") {
+        *policy = NodeInclusionPolicy::Honor;
+      } else if (text == "Ignore") {
+        *policy = NodeInclusionPolicy::Ignore;
+      } else if (!text.empty()) {
+        return errorAt(p.child(field), "unknown node inclusion policy \"" + text + "\"");
+      }
     }
     out.push_back(std::move(c));
   }
@@ -872,6 +892,8 @@ Result<Pod> decodePod(const json& object) {
         if (auto o = readBool(ref, "controller", p, controller); !o) return o.error();
         if (controller && pod.ownerKind.empty()) {
           if (auto o = readString(ref, "kind", p, pod.ownerKind); !o) return o.error();
+          if (auto o = readString(ref, "apiVersion", p, pod.ownerApiVersion); !o) return o.error();
+          if (auto o = readString(ref, "name", p, pod.ownerName); !o) return o.error();
         }
       }
     }
@@ -973,6 +995,110 @@ Result<Node> decodeNode(const json& object) {
     }
   }
   return node;
+}
+
+std::string_view toString(WorkloadKind kind) {
+  switch (kind) {
+    case WorkloadKind::Service: return "Service";
+    case WorkloadKind::ReplicationController: return "ReplicationController";
+    case WorkloadKind::ReplicaSet: return "ReplicaSet";
+    case WorkloadKind::StatefulSet: return "StatefulSet";
+  }
+  return "Service";
+}
+
+namespace {
+
+Outcome readObjectName(const json& object, const Path& root, std::string* ns, std::string& name) {
+  auto metadata = objectMember(object, "metadata", root);
+  if (!metadata) return metadata.error();
+  if (!*metadata) return {};
+  const Path mp = root.child("metadata");
+  if (auto o = readString(**metadata, "name", mp, name); !o) return o;
+  if (ns != nullptr)
+    if (auto o = readString(**metadata, "namespace", mp, *ns); !o) return o;
+  return {};
+}
+
+}  // namespace
+
+Result<Namespace> decodeNamespace(const json& object) {
+  const Path root;
+  if (!object.is_object()) return typeError(root, "a Namespace object", object);
+  Namespace ns;
+  if (auto o = readObjectName(object, root, nullptr, ns.name); !o) return o.error();
+  if (const json* metadata = member(object, "metadata"); metadata && metadata->is_object())
+    if (auto o = readStringMap(*metadata, "labels", root.child("metadata"), ns.labels); !o) return o.error();
+  return ns;
+}
+
+Result<WorkloadSelector> decodeWorkloadSelector(WorkloadKind kind, const json& object) {
+  const Path root;
+  if (!object.is_object()) return typeError(root, "an object", object);
+  WorkloadSelector w;
+  w.kind = kind;
+  if (auto o = readObjectName(object, root, &w.namespace_, w.name); !o) return o.error();
+  auto spec = objectMember(object, "spec", root);
+  if (!spec) return spec.error();
+  if (!*spec) return w;
+  const Path sp = root.child("spec");
+  if (kind == WorkloadKind::Service || kind == WorkloadKind::ReplicationController) {
+    auto selector = objectMember(**spec, "selector", sp);
+    if (!selector) return selector.error();
+    if (*selector) {
+      Labels map;
+      if (auto o = readStringMap(**spec, "selector", sp, map); !o) return o.error();
+      w.selectorMap = std::move(map);
+    }
+  } else {
+    auto selector = decodeLabelSelector(**spec, "selector", sp);
+    if (!selector) return selector.error();
+    w.labelSelector = std::move(*selector);
+  }
+  return w;
+}
+
+bool hasMatchLabelKeys(const Pod& pod) {
+  auto termHas = [](const PodAffinityTerm& t) { return !t.matchLabelKeys.empty() || !t.mismatchLabelKeys.empty(); };
+  for (const std::optional<PodAffinityRules>* rules : {&pod.podAffinity, &pod.podAntiAffinity}) {
+    if (!*rules) continue;
+    for (const PodAffinityTerm& t : (*rules)->required)
+      if (termHas(t)) return true;
+    for (const WeightedPodAffinityTerm& t : (*rules)->preferred)
+      if (termHas(t.term)) return true;
+  }
+  for (const TopologySpreadConstraint& c : pod.topologySpreadConstraints)
+    if (!c.matchLabelKeys.empty()) return true;
+  return false;
+}
+
+Result<std::vector<TopologySpreadConstraint>> decodeTopologySpreadConstraints(const json& list) {
+  json holder = json::object();
+  holder["topologySpreadConstraints"] = list;
+  std::vector<TopologySpreadConstraint> out;
+  if (auto o = readTopologySpread(holder, Path(), out); !o) return o.error();
+  return out;
+}
+
+void applyMatchLabelKeys(Pod& pod) {
+  auto addRequirements = [&](std::optional<LabelSelector>& selector, const std::vector<std::string>& keys,
+                             SelectorOperator op) {
+    if (!selector) return;  // a nil selector matches nothing, and stays nil
+    for (const std::string& key : keys)
+      if (const std::string* value = findLabel(pod.labels, key))
+        selector->matchExpressions.push_back(SelectorRequirement{key, op, {*value}, {}});
+  };
+  auto applyTerm = [&](PodAffinityTerm& term) {
+    addRequirements(term.labelSelector, term.matchLabelKeys, SelectorOperator::In);
+    addRequirements(term.labelSelector, term.mismatchLabelKeys, SelectorOperator::NotIn);
+  };
+  for (std::optional<PodAffinityRules>* rules : {&pod.podAffinity, &pod.podAntiAffinity}) {
+    if (!*rules) continue;
+    for (PodAffinityTerm& term : (*rules)->required) applyTerm(term);
+    for (WeightedPodAffinityTerm& term : (*rules)->preferred) applyTerm(term.term);
+  }
+  for (TopologySpreadConstraint& c : pod.topologySpreadConstraints)
+    addRequirements(c.labelSelector, c.matchLabelKeys, SelectorOperator::In);
 }
 
 }  // namespace placer

@@ -48,6 +48,10 @@ struct SelectorRequirement {
   std::string key;
   SelectorOperator op = SelectorOperator::In;
   std::vector<std::string> values;
+  // A label selector's operator that is none of In, NotIn, Exists,
+  // DoesNotExist, as written: decoding keeps it so that compiling the selector
+  // reports it as upstream does (scoring/label_selector.h). Empty otherwise.
+  std::string unknownOperator;
   bool operator==(const SelectorRequirement&) const = default;
 };
 
@@ -87,6 +91,10 @@ struct PodAffinityTerm {
   std::vector<std::string> namespaces;
   std::optional<LabelSelector> namespaceSelector;
   std::string topologyKey;
+  // The API server merges these into labelSelector when it stores the pod
+  // (after mutating admission): see applyMatchLabelKeys().
+  std::vector<std::string> matchLabelKeys;
+  std::vector<std::string> mismatchLabelKeys;
   bool operator==(const PodAffinityTerm&) const = default;
 };
 
@@ -102,12 +110,17 @@ struct PodAffinityRules {
   bool operator==(const PodAffinityRules&) const = default;
 };
 
+enum class NodeInclusionPolicy : uint8_t { Unset, Honor, Ignore };
+
 struct TopologySpreadConstraint {
   int32_t maxSkew = 1;
   std::string topologyKey;
   std::string whenUnsatisfiable;  // DoNotSchedule | ScheduleAnyway
   std::optional<LabelSelector> labelSelector;
   std::optional<int32_t> minDomains;
+  std::vector<std::string> matchLabelKeys;
+  NodeInclusionPolicy nodeAffinityPolicy = NodeInclusionPolicy::Unset;  // upstream default: Honor
+  NodeInclusionPolicy nodeTaintsPolicy = NodeInclusionPolicy::Unset;    // upstream default: Ignore
   bool operator==(const TopologySpreadConstraint&) const = default;
 };
 
@@ -177,7 +190,10 @@ struct Pod {
   std::string phase;               // status.phase
   bool terminating = false;        // metadata.deletionTimestamp set
   bool resizeInfeasible = false;   // condition PodResizePending with reason Infeasible
-  std::string ownerKind;           // kind of the controller ownerReference, if any
+  // The controller ownerReference, if any (kind empty when none).
+  std::string ownerKind;
+  std::string ownerApiVersion;
+  std::string ownerName;
 
   // Derived at decode time, exactly as kube-scheduler computes them
   // (resourcehelper.PodRequests): sum of containers, max with each init
@@ -209,9 +225,46 @@ struct Node {
   std::vector<NodeImage> images;
 };
 
+// A Namespace as the view keeps it: its name and labels (namespaceSelector).
+struct Namespace {
+  std::string name;
+  Labels labels;
+};
+
+// What PodTopologySpread's default constraints read of the objects that
+// select pods (upstream's helper.DefaultSelector): a Service's spec.selector
+// (a nil map selects nothing, an empty one everything), a
+// ReplicationController's spec.selector (a map), a ReplicaSet's or
+// StatefulSet's spec.selector (a metav1.LabelSelector).
+enum class WorkloadKind : uint8_t { Service, ReplicationController, ReplicaSet, StatefulSet };
+std::string_view toString(WorkloadKind kind);
+struct WorkloadSelector {
+  WorkloadKind kind = WorkloadKind::Service;
+  std::string namespace_;
+  std::string name;
+  std::optional<Labels> selectorMap;           // Service, ReplicationController
+  std::optional<LabelSelector> labelSelector;  // ReplicaSet, StatefulSet
+};
+
 // Decoding. Errors name the offending field path. Never throws.
 Result<Pod> decodePod(const nlohmann::json& object);
 Result<Node> decodeNode(const nlohmann::json& object);
+Result<Namespace> decodeNamespace(const nlohmann::json& object);
+Result<WorkloadSelector> decodeWorkloadSelector(WorkloadKind kind, const nlohmann::json& object);
+// A list of v1.TopologySpreadConstraint (PodTopologySpreadArgs.defaultConstraints);
+// errors name the field as "topologySpreadConstraints[i]...".
+Result<std::vector<TopologySpreadConstraint>> decodeTopologySpreadConstraints(const nlohmann::json& list);
+
+// What the API server does to a pod it stores (registry/core/pod strategy,
+// PrepareForCreate, after mutating admission): each pod (anti-)affinity term's
+// matchLabelKeys / mismatchLabelKeys, and each topology spread constraint's
+// matchLabelKeys, become In / NotIn requirements on the term's labelSelector
+// with the pod's own value of that label (nothing for a key the pod does not
+// carry, nor for a term without a labelSelector). Idempotent in effect: a
+// requirement added twice selects the same pods.
+void applyMatchLabelKeys(Pod& pod);
+// Whether applyMatchLabelKeys would change anything.
+bool hasMatchLabelKeys(const Pod& pod);
 
 // Upstream normalizedImageName: adds ":latest" when the name has neither tag nor digest.
 std::string normalizedImageName(std::string_view name);

@@ -20,7 +20,7 @@ namespace {
 constexpr std::string_view kUpstreamOnly[] = {
     "SchedulingGates",   "PrioritySort",     "DefaultPreemption", "DefaultBinder",    "VolumeBinding",
     "VolumeRestrictions", "VolumeZone",      "NodeVolumeLimits",  "EBSLimits",        "GCEPDLimits",
-    "AzureDiskLimits",   "CinderLimits",     "PodTopologySpread", "InterPodAffinity", "DynamicResources",
+    "AzureDiskLimits",   "CinderLimits",     "DynamicResources",
     "NodeDeclaredFeatures", "GangScheduling",
 };
 
@@ -56,8 +56,8 @@ PluginSet defaultMultiPoint() {
   add("NodeVolumeLimits");
   add("VolumeBinding");
   add("VolumeZone");
-  add("PodTopologySpread", 2);
-  add("InterPodAffinity", 2);
+  add(names::kPodTopologySpread, 2);
+  add(names::kInterPodAffinity, 2);
   add("DefaultPreemption");
   add(names::kNodeResourcesBalancedAllocation, 1);
   add(names::kImageLocality, 1);

@@ -4,6 +4,7 @@
 
 #include "scoring/plugins/balanced_allocation.h"
 #include "scoring/plugins/image_locality.h"
+#include "scoring/plugins/inter_pod_affinity.h"
 #include "scoring/plugins/label_priority.h"
 #include "scoring/plugins/names.h"
 #include "scoring/plugins/node_affinity.h"
@@ -11,6 +12,7 @@
 #include "scoring/plugins/node_ports.h"
 #include "scoring/plugins/node_resources_fit.h"
 #include "scoring/plugins/node_unschedulable.h"
+#include "scoring/plugins/pod_topology_spread.h"
 #include "scoring/plugins/taint_toleration.h"
 
 namespace placer {
@@ -26,6 +28,8 @@ const PluginRegistry& builtinPlugins() {
       {std::string(names::kNodeResourcesFit), newNodeResourcesFit},
       {std::string(names::kNodeResourcesBalancedAllocation), newNodeResourcesBalancedAllocation},
       {std::string(names::kImageLocality), newImageLocality},
+      {std::string(names::kPodTopologySpread), newPodTopologySpread},
+      {std::string(names::kInterPodAffinity), newInterPodAffinity},
       {std::string(names::kLabelPriority), newLabelPriority},
   };
   return registry;

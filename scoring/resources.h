@@ -55,19 +55,23 @@ struct Resources {
     return scalar(name);
   }
 
+  // add, subtract and setMax walk both sorted lists once: linear in the two
+  // sizes, whatever the number of names (a pod may request thousands of
+  // distinct extended resources). subtract drops the names that reach zero,
+  // so a node's usage does not keep every name a departed pod requested.
   void add(const Resources& o) {
     milliCpu += o.milliCpu;
     memory += o.memory;
     ephemeralStorage += o.ephemeralStorage;
     pods += o.pods;
-    for (const auto& [n, v] : o.scalars) addScalar(n, v);
+    mergeScalars(o, [](int64_t a, int64_t b) { return a + b; }, Absent::Insert);
   }
   void subtract(const Resources& o) {
     milliCpu -= o.milliCpu;
     memory -= o.memory;
     ephemeralStorage -= o.ephemeralStorage;
     pods -= o.pods;
-    for (const auto& [n, v] : o.scalars) addScalar(n, -v);
+    mergeScalars(o, [](int64_t a, int64_t b) { return a - b; }, Absent::InsertNonZero);
   }
   // Element-wise maximum (init containers).
   void setMax(const Resources& o) {
@@ -75,10 +79,38 @@ struct Resources {
     memory = std::max(memory, o.memory);
     ephemeralStorage = std::max(ephemeralStorage, o.ephemeralStorage);
     pods = std::max(pods, o.pods);
-    for (const auto& [n, v] : o.scalars)
-      if (v > scalar(n)) setScalar(n, v);
+    mergeScalars(o, [](int64_t a, int64_t b) { return std::max(a, b); }, Absent::InsertPositive);
   }
   bool operator==(const Resources&) const = default;
+
+ private:
+  // What a name of o that is not here becomes, and whether subtract's zeros stay.
+  enum class Absent { Insert, InsertNonZero, InsertPositive };
+  // scalars[name] = combine(scalars[name], o.scalars[name]) for every name of
+  // o (an absent name counts 0). InsertNonZero also removes the names o
+  // brings to zero; InsertPositive inserts only positive results.
+  template <class Combine>
+  void mergeScalars(const Resources& o, Combine combine, Absent absent) {
+    if (o.scalars.empty()) return;
+    std::vector<std::pair<std::string, int64_t>> merged;
+    merged.reserve(scalars.size() + o.scalars.size());
+    auto a = scalars.begin();
+    auto b = o.scalars.begin();
+    while (a != scalars.end() || b != o.scalars.end()) {
+      if (b == o.scalars.end() || (a != scalars.end() && a->first < b->first)) {
+        merged.push_back(std::move(*a++));
+        continue;
+      }
+      const bool both = a != scalars.end() && a->first == b->first;
+      const int64_t value = combine(both ? a->second : 0, b->second);
+      const bool keep = absent == Absent::Insert || (absent == Absent::InsertNonZero && value != 0) ||
+                        (absent == Absent::InsertPositive && (both || value > 0));
+      if (keep) merged.emplace_back(both ? std::move(a->first) : b->first, value);
+      if (both) ++a;
+      ++b;
+    }
+    scalars = std::move(merged);
+  }
 };
 
 // Names kube-scheduler treats as scalar resources (v1helper.IsScalarResourceName):

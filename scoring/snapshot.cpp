@@ -1,5 +1,6 @@
 #include "scoring/snapshot.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -45,10 +46,39 @@ bool addChecked(int64_t& total, int64_t v) {
 Result<Snapshot> decodeSnapshot(const json& document) {
   try {
     if (!document.is_object()) return Error{"snapshot: expected a JSON object with \"nodes\" and \"pods\""};
-    for (const auto& [key, value] : document.items())
-      if (key != "nodes" && key != "pods" && key != "pod" && key != "config")
-        return fieldError(key, "unknown field (a snapshot has nodes, pods, pod and config)");
+    static constexpr std::pair<std::string_view, WorkloadKind> kWorkloads[] = {
+        {"services", WorkloadKind::Service},
+        {"replicationcontrollers", WorkloadKind::ReplicationController},
+        {"replicasets", WorkloadKind::ReplicaSet},
+        {"statefulsets", WorkloadKind::StatefulSet},
+    };
+    for (const auto& [key, value] : document.items()) {
+      const bool workload = std::any_of(std::begin(kWorkloads), std::end(kWorkloads),
+                                        [&, &k = key](const auto& w) { return w.first == k; });
+      if (key != "nodes" && key != "pods" && key != "pod" && key != "config" && key != "namespaces" && !workload)
+        return fieldError(key, "unknown field (a snapshot has nodes, pods, pod, config, namespaces, services, "
+                               "replicationcontrollers, replicasets and statefulsets)");
+    }
     Snapshot snapshot;
+
+    if (auto namespaces = document.find("namespaces"); namespaces != document.end() && !namespaces->is_null()) {
+      if (!namespaces->is_array()) return fieldError("namespaces", "expected an array of v1.Namespace");
+      for (size_t i = 0; i < namespaces->size(); ++i) {
+        auto ns = decodeNamespace((*namespaces)[i]);
+        if (!ns) return prefixed(indexedField("namespaces", i), ns.error());
+        snapshot.namespaces.push_back(std::move(*ns));
+      }
+    }
+    for (const auto& [key, kind] : kWorkloads) {
+      auto list = document.find(key);
+      if (list == document.end() || list->is_null()) continue;
+      if (!list->is_array()) return fieldError(key, "expected an array");
+      for (size_t i = 0; i < list->size(); ++i) {
+        auto workload = decodeWorkloadSelector(kind, (*list)[i]);
+        if (!workload) return prefixed(indexedField(key, i), workload.error());
+        snapshot.workloads.push_back(std::move(*workload));
+      }
+    }
 
     auto nodes = document.find("nodes");
     if (nodes != document.end() && !nodes->is_null()) {
@@ -143,6 +173,8 @@ Result<Snapshot> loadSnapshotFile(const std::string& path) {
 }
 
 void fillView(MutableClusterView& view, const Snapshot& snapshot) {
+  for (const Namespace& ns : snapshot.namespaces) view.upsertNamespace(ns);
+  for (const WorkloadSelector& w : snapshot.workloads) view.upsertWorkload(w);
   for (const Node& node : snapshot.nodes) view.upsertNode(node);
   for (const Pod& pod : snapshot.pods) view.upsertPod(pod);
 }

@@ -5,7 +5,10 @@
 //   { "nodes":  [ v1.Node, ... ],
 //     "pods":   [ v1.Pod already bound (spec.nodeName set), ... ],
 //     "pod":    v1.Pod to place (explain only, optional here),
-//     "config": KubeSchedulerConfiguration or PlacerConfiguration (optional) }
+//     "config": KubeSchedulerConfiguration or PlacerConfiguration (optional),
+//     "namespaces", "services", "replicationcontrollers", "replicasets",
+//     "statefulsets": arrays of those objects (optional; what PodTopologySpread's
+//     default constraints and InterPodAffinity's namespaceSelector read) }
 //
 // Decoding is strict about what would make a decision meaningless and names
 // the element at fault ("pods[17].spec.containers[0].resources.requests.cpu:
@@ -31,6 +34,8 @@ struct Snapshot {
   std::vector<Pod> pods;
   std::optional<Pod> pod;
   nlohmann::json config;  // null when absent
+  std::vector<Namespace> namespaces;
+  std::vector<WorkloadSelector> workloads;
 };
 
 // The largest resource amount accepted, in the resource's unit (millicores, bytes, count).

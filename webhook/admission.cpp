@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <exception>
+#include <optional>
 
 #include <nlohmann/json.hpp>
 
+#include "scoring/placement.h"
 #include "webhook/json_text.h"
 #include "webhook/kube/json_stream.h"
 
@@ -114,6 +116,88 @@ std::string_view toString(AdmissionOutcome outcome) {
     case AdmissionOutcome::BadRequest: return "bad_request";
   }
   return "error";
+}
+
+std::string summarize(std::string_view text, size_t limit) {
+  if (text.size() <= limit) return std::string(text);
+  constexpr size_t kTailRoom = 40;  // ", and 18446744073709551615 more."
+  size_t cut = limit > kTailRoom ? limit - kTailRoom : 0;
+  // Never inside a UTF-8 sequence: back up over continuation bytes.
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
+  const size_t separator = text.rfind(", ", cut);
+  if (separator != std::string_view::npos && separator >= cut / 2) cut = separator;
+  size_t more = 0;
+  for (size_t at = text.find(", ", cut); at != std::string_view::npos; at = text.find(", ", at + 2)) ++more;
+  std::string out(text.substr(0, cut));
+  out += more > 0 ? ", and " + std::to_string(more) + " more." : " (truncated)";
+  return out;
+}
+
+namespace {
+
+// Finds apiVersion and request.uid in an AdmissionReview, stopping when both are known.
+struct ReviewIdentity : nlohmann::json_sax<json> {
+  int depth = 0;
+  bool inRequest = false;
+  std::string lastKey;
+  std::optional<std::string> apiVersion;
+  std::optional<std::string> uid;
+
+  bool done() const { return apiVersion && uid; }
+  bool null() override { return true; }
+  bool boolean(bool) override { return true; }
+  bool number_integer(number_integer_t) override { return true; }
+  bool number_unsigned(number_unsigned_t) override { return true; }
+  bool number_float(number_float_t, const string_t&) override { return true; }
+  bool binary(binary_t&) override { return true; }
+  bool string(string_t& value) override {
+    if (depth == 1 && lastKey == "apiVersion") apiVersion = value;
+    if (depth == 2 && inRequest && lastKey == "uid") uid = value;
+    return !done();
+  }
+  bool start_object(std::size_t) override {
+    if (depth == 1 && lastKey == "request") inRequest = true;
+    ++depth;
+    return true;
+  }
+  bool end_object() override {
+    --depth;
+    if (depth == 1) inRequest = false;
+    return true;
+  }
+  bool start_array(std::size_t) override {
+    ++depth;
+    return true;
+  }
+  bool end_array() override {
+    --depth;
+    return true;
+  }
+  bool key(string_t& k) override {
+    lastKey = k;
+    return true;
+  }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override { return false; }
+};
+
+}  // namespace
+
+AdmissionAnswer shedAdmission(std::string_view body) {
+  ReviewIdentity identity;
+  json::sax_parse(body.begin(), body.end(), &identity);
+  AdmissionAnswer answer;
+  if (!identity.uid) {
+    answer.outcome = AdmissionOutcome::BadRequest;
+    answer.httpStatus = 400;
+    answer.reason = "no request.uid";
+    answer.body = "not an admission.k8s.io/v1 AdmissionReview: no request.uid\n";
+    return answer;
+  }
+  answer.outcome = AdmissionOutcome::Error;
+  answer.uid = *identity.uid;
+  answer.reason = "overloaded: every worker busy and the queue full";
+  answer.body = reviewResponse(identity.apiVersion ? *identity.apiVersion : "admission.k8s.io/v1", answer.uid, nullptr);
+  return answer;
 }
 
 std::string escapeJsonPointer(std::string_view token) {
@@ -233,75 +317,17 @@ AdmissionAnswer reviewAdmissionDocument(const json& review, const AdmissionInput
       return allowUntouched(AdmissionOutcome::Skipped, std::move(why));
     if (!input.viewSynced) return allowUntouched(AdmissionOutcome::Error, "cluster view not synced yet");
 
-    std::string unschedulable;
-    bool reserveFailed = false;
-    auto decide = [&](const ClusterView& view) {
-      Decision d = input.engine.place(pod, view);
-      answer.nodeCount = d.nodeCount;
-      answer.feasibleCount = d.feasibleCount;
-      if (d.selected != nullptr) {
-        answer.node = d.selected->name();
-        answer.score = d.selectedTotal;
-      } else {
-        unschedulable = d.unschedulableMessage();
-      }
-    };
-    auto reservation = [&] {
-      Reservation r;
-      r.id = answer.uid;
-      r.nodeName = answer.node;
-      r.podKey = answer.pod;
-      r.requests = pod.requests;
-      r.nonZeroRequests = pod.nonZeroRequests;
-      r.hostPorts = pod.hostPorts;
-      r.expires = input.now + input.settings.reservationTtl;
-      return r;
-    };
-    if (answer.dryRun) {
-      input.state.readForDecision([&](const ClusterView& view) { decide(view); });
-    } else {
-      // Decide on the shared view, so admissions decide in parallel; then
-      // confirm the chosen node against its accounting as it is now (the
-      // filters on that node alone) and reserve, as one step under that
-      // node's accounting stripe (ClusterState::reserve): a concurrent
-      // reservation is never overcommitted, and decisions elsewhere go on.
-      // When the node no longer fits, decide again: one more optimistic
-      // round, then a last one entirely under the exclusive lock, so it
-      // always ends. A review sent again with a uid already reserved goes
-      // to that last round, which releases the earlier reservation.
-      constexpr int kOptimisticRounds = 2;
-      bool settled = false;  // reserved, or no node fits
-      for (int round = 0; round < kOptimisticRounds; ++round) {
-        input.state.readForDecision([&](const ClusterView& view) { decide(view); });
-        if (answer.node.empty()) {
-          settled = true;
-          break;
-        }
-        auto outcome = input.state.reserve(reservation(), [&](const ClusterView& view, const NodeInfo& chosen) {
-          const NodeInfo* candidates[] = {&chosen};
-          return input.engine.evaluate(pod, view, candidates, Detail::FilterOnly).selected != nullptr;
-        });
-        if (outcome == ClusterState::ReserveOutcome::Reserved) {
-          answer.reserved = settled = true;
-          break;
-        }
-        answer.node.clear();
-        if (outcome == ClusterState::ReserveOutcome::NeedsExclusive) break;
-      }
-      if (!settled) {
-        input.state.update([&](MutableClusterView& view) {
-          if (view.findReservation(answer.uid) != nullptr) view.release(answer.uid);
-          decide(view);
-          if (answer.node.empty()) return;
-          answer.reserved = view.reserve(reservation());
-          reserveFailed = !answer.reserved;
-        });
-      }
-    }
-    if (reserveFailed) {
-      answer.node.clear();
-      return allowUntouched(AdmissionOutcome::Error, "reservation refused on the chosen node");
-    }
+    // Decide and reserve as one step (scoring/placement.h).
+    LocalReservationBook book(input.engine, input.state);
+    Placement placement = answer.dryRun ? book.decide(pod)
+                                        : book.placeAndReserve(pod, answer.uid, input.now + input.settings.reservationTtl);
+    answer.nodeCount = placement.nodeCount;
+    answer.feasibleCount = placement.feasibleCount;
+    answer.reserved = placement.outcome == Placement::Outcome::Reserved;
+    if (placement.outcome == Placement::Outcome::Refused) return allowUntouched(AdmissionOutcome::Error, placement.reason);
+    answer.node = placement.node;
+    answer.score = placement.score;
+    std::string unschedulable = placement.reason;
 
     const json* metadata = member(*object, "metadata");
     const json* annotations = metadata ? member(*metadata, "annotations") : nullptr;
@@ -316,7 +342,7 @@ AdmissionAnswer reviewAdmissionDocument(const json& review, const AdmissionInput
                      {{kAssignedNodeAnnotation, answer.node}, {kReservationAnnotation, answer.uid}, {kScoreAnnotation, score}});
       answer.outcome = AdmissionOutcome::Assigned;
     } else {
-      addAnnotations(patch, podHasAnnotations, {{kUnassignedReasonAnnotation, unschedulable}});
+      addAnnotations(patch, podHasAnnotations, {{kUnassignedReasonAnnotation, summarize(unschedulable)}});
       if (!input.settings.fallbackSchedulerName.empty())
         addOperation(patch, "/spec/schedulerName", input.settings.fallbackSchedulerName);
       answer.outcome = AdmissionOutcome::Fallback;

@@ -29,6 +29,14 @@ inline constexpr std::string_view kAssignedNodeAnnotation = "placer.io/assigned-
 inline constexpr std::string_view kScoreAnnotation = "placer.io/score";
 inline constexpr std::string_view kUnassignedReasonAnnotation = "placer.io/unassigned-reason";
 inline constexpr std::string_view kSkipLabel = "placer.io/skip";
+// The most placer writes into one annotation: the API server refuses a pod
+// whose annotations exceed 256 KiB, which would fail its creation.
+inline constexpr size_t kMaxAnnotationBytes = 4096;
+
+// `text` if it fits in `limit` bytes; else its first list entries (", "
+// separated, as kube-scheduler's "0/N nodes are available: ..." message)
+// followed by ", and N more.", cut on a UTF-8 boundary, at most `limit` bytes.
+std::string summarize(std::string_view text, size_t limit = kMaxAnnotationBytes);
 
 enum class AdmissionOutcome : uint8_t {
   Assigned,  // patch writes spec.nodeName (and a reservation was made unless dry-run)
@@ -71,6 +79,13 @@ AdmissionAnswer reviewAdmissionDocument(const nlohmann::json& review, const Admi
 // spec.nodeName set, another scheduler, scheduling gates, volumes to bind, the
 // opt-out label), or empty when it places it.
 std::string whyLeftAlone(const Pod& pod, const PlacerSettings& settings);
+
+// The answer when every worker is busy and the queue is full: the review is
+// allowed unchanged (placer never blocks a creation; kube-scheduler takes the
+// pod), echoing request.uid. Read without building the document, stopping as
+// soon as apiVersion and request.uid are known. A body that is not an
+// AdmissionReview gets a 400, as on /mutate.
+AdmissionAnswer shedAdmission(std::string_view body);
 
 // JSON-pointer escaping of one reference token (RFC 6901): "~" -> "~0", "/" -> "~1".
 std::string escapeJsonPointer(std::string_view token);

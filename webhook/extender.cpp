@@ -322,6 +322,12 @@ Outcome decodeArgs(std::string_view body, ExtenderArgs& args) {
           decodeFailed = true;
           return fieldError(indexedField("ExtenderArgs.Nodes.items", i), node.error().message);
         }
+        // The node is echoed as sent: only bytes that are a valid JSON text
+        // (UTF-8 strings, escapes) may go into the answer.
+        if (!json::accept(bytes)) {
+          decodeFailed = true;
+          return fieldError(indexedField("ExtenderArgs.Nodes.items", i), "not valid JSON (strings must be UTF-8)");
+        }
         args.nodes.push_back(std::move(*node));
         args.nodeBytes.push_back(bytes);
         return {};
@@ -768,12 +774,10 @@ HttpResponse extenderPrioritize(const ExtenderContext& context, std::string_view
 }
 
 HttpResponse extenderBind(const ExtenderContext& context, std::string_view body) {
-  json args;
-  try {
-    args = json::parse(body);
-  } catch (const json::exception& e) {
-    return badRequest(std::string("ExtenderBindingArgs: ") + e.what());
-  }
+  // The same nesting limit as every other verb's decoder (no stack exhaustion).
+  auto parsed = kube::parseFiltered(body, kube::keepEverything());
+  if (!parsed) return badRequest("ExtenderBindingArgs: " + parsed.error().message);
+  const json args = std::move(*parsed);
   if (!args.is_object()) return badRequest("ExtenderBindingArgs: expected a JSON object");
   auto field = [&](std::string_view name) -> Result<std::string> {
     const json* v = jsonMember(args, name);
@@ -798,7 +802,10 @@ HttpResponse extenderBind(const ExtenderContext& context, std::string_view body)
   }
   logEvent(error.empty() ? LogLevel::Info : LogLevel::Warning, "extender bind",
            {{"pod", *ns + "/" + *name}, {"node", *node}, {"error", error}});
-  return HttpResponse::json(200, json{{"Error", error}}.dump());
+  std::string out = "{\"Error\":";
+  appendJsonString(out, error);  // the API server's message may quote the request's (untrusted) names
+  out += '}';
+  return HttpResponse::json(200, std::move(out));
 }
 
 HttpResponse extenderPreempt(const ExtenderContext& context, std::string_view body) {
@@ -827,7 +834,9 @@ HttpResponse extenderPreempt(const ExtenderContext& context, std::string_view bo
     if (!meta) mapBytes = member(*members, "NodeNameToVictims");
     const std::string mapName = meta ? "NodeNameToMetaVictims" : "NodeNameToVictims";
     if (mapBytes) {
-      json map = json::parse(*mapBytes);
+      auto parsedMap = kube::parseFiltered(*mapBytes, kube::keepEverything());
+      if (!parsedMap) return badRequest("ExtenderPreemptionArgs." + mapName + ": " + parsedMap.error().message);
+      json map = std::move(*parsedMap);
       if (!map.is_object()) return badRequest("ExtenderPreemptionArgs." + mapName + ": expected an object");
       for (auto it = map.begin(); it != map.end(); ++it) {
         const std::string where = "ExtenderPreemptionArgs." + mapName + "[" + it.key() + "]";
@@ -892,7 +901,9 @@ HttpResponse extenderPreempt(const ExtenderContext& context, std::string_view bo
       for (const Victim& v : nv.victims) uids.push_back({{"UID", v.uid}});
       result[nodeName] = {{"Pods", uids}, {"NumPDBViolations", nv.numPdbViolations}};
     }
-    return HttpResponse::json(200, json{{"NodeNameToMetaVictims", result}}.dump());
+    // Names and uids come from the request: bytes that are not UTF-8 become U+FFFD, never an exception.
+    return HttpResponse::json(
+        200, json{{"NodeNameToMetaVictims", result}}.dump(-1, ' ', false, json::error_handler_t::replace));
   });
 }
 
@@ -902,14 +913,25 @@ std::vector<Route> extenderRoutes(const ExtenderContext& context) {
     const char* path;
     const char* name;
     std::function<HttpResponse(std::string_view)> handle;
+    RouteHandler shed;  // when the listener's queue is full: a well-formed error of the verb's kind
   };
   const ExtenderContext ctx = context;
+  constexpr std::string_view kOverloaded = "placer: overloaded (every worker busy, the queue full)";
+  auto overloadedFilter = [kOverloaded](const HttpRequest&) { return filterError(kOverloaded); };
+  auto overloaded = [kOverloaded](const HttpRequest&) { return HttpResponse::text(503, std::string(kOverloaded) + "\n"); };
   std::vector<Verb> verbs = {
-      {"/filter", "filter", [ctx](std::string_view b) { return extenderFilter(ctx, b, false); }},
-      {"/filter_onlyone", "filter_onlyone", [ctx](std::string_view b) { return extenderFilter(ctx, b, true); }},
-      {"/prioritize", "prioritize", [ctx](std::string_view b) { return extenderPrioritize(ctx, b); }},
-      {"/bind", "bind", [ctx](std::string_view b) { return extenderBind(ctx, b); }},
-      {"/preempt", "preempt", [ctx](std::string_view b) { return extenderPreempt(ctx, b); }},
+      {"/filter", "filter", [ctx](std::string_view b) { return extenderFilter(ctx, b, false); }, overloadedFilter},
+      {"/filter_onlyone", "filter_onlyone", [ctx](std::string_view b) { return extenderFilter(ctx, b, true); },
+       overloadedFilter},
+      {"/prioritize", "prioritize", [ctx](std::string_view b) { return extenderPrioritize(ctx, b); }, overloaded},
+      {"/bind", "bind", [ctx](std::string_view b) { return extenderBind(ctx, b); },
+       [kOverloaded](const HttpRequest&) {
+         std::string body = "{\"Error\":";
+         appendJsonString(body, kOverloaded);
+         body += '}';
+         return HttpResponse::json(200, std::move(body));
+       }},
+      {"/preempt", "preempt", [ctx](std::string_view b) { return extenderPreempt(ctx, b); }, overloaded},
   };
   std::vector<Route> routes;
   for (Verb& verb : verbs) {
@@ -935,7 +957,8 @@ std::vector<Route> extenderRoutes(const ExtenderContext& context) {
                                logEvent(LogLevel::Warning, "extender: bad request",
                                         {{"verb", name}, {"error", response.body}});
                              return response;
-                           }});
+                           },
+                           std::move(verb.shed)});
   }
   return routes;
 }

@@ -1,35 +1,39 @@
 #include "webhook/http_server.h"
 
 #include <algorithm>
-#include <future>
+#include <array>
+#include <cerrno>
+#include <condition_variable>
+#include <deque>
 #include <mutex>
+#include <optional>
 #include <thread>
+#include <unordered_set>
 
-#include <Poco/Exception.h>
-#include <Poco/Net/Context.h>
-#include <Poco/Net/HTTPRequestHandler.h>
-#include <Poco/Net/HTTPRequestHandlerFactory.h>
-#include <Poco/Net/HTTPServer.h>
-#include <Poco/Net/HTTPServerParams.h>
-#include <Poco/Net/HTTPServerRequest.h>
-#include <Poco/Net/HTTPServerRequestImpl.h>
-#include <Poco/Net/HTTPServerResponse.h>
-#include <Poco/Net/SSLManager.h>
-#include <Poco/Net/SecureServerSocket.h>
-#include <Poco/Net/ServerSocket.h>
-#include <Poco/Net/SocketAddress.h>
-#include <Poco/ThreadPool.h>
+#include <boost/asio/dispatch.hpp>
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/ssl/error.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/http.hpp>
+#include <malloc.h>
+#include <openssl/err.h>
 #include <openssl/ssl.h>
 
 #include "webhook/log.h"
+#include "webhook/metrics.h"
 
 namespace placer {
 
-// State shared between the listener and its request handlers.
-struct HttpServer::Shared {
-  std::shared_ptr<const ListenerOptions> options;
-  std::atomic<int> inFlight{0};
-};
+namespace net = boost::asio;
+namespace http = boost::beast::http;
+using tcp = net::ip::tcp;
+using boost::system::error_code;
 
 namespace {
 
@@ -40,44 +44,152 @@ constexpr const char* kTls12Ciphers =
     "ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-RSA-AES256-GCM-SHA384:"
     "ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305";
 
+// Request line and headers; the API server's are a few hundred bytes.
+constexpr uint32_t kHeaderLimit = 16 * 1024;
+// After refusing a body (413, 401), what is still read and dropped before the
+// connection closes, so that closing with unread data does not reset the
+// connection before the client has read the answer (nginx's lingering close).
+constexpr size_t kLingerBytes = 16 * 1024 * 1024;
+constexpr std::chrono::milliseconds kLingerTime{2000};
+// An unauthenticated request's body up to this size is read (and dropped) to
+// keep the connection; a larger one closes it unread.
+constexpr uint64_t kUnauthenticatedBodyBytes = 64 * 1024;
+constexpr size_t kTrimAfterBodyBytes = 1024 * 1024;
+
 int installCertificate(SSL* ssl, void* arg) {
   return static_cast<const ServingCertificate*>(arg)->install(ssl) ? 1 : 0;
 }
 
-Result<Poco::Net::Context::Ptr> makeServerContext(const ServingCertificate& certificate) {
-  static std::once_flag sslInit;
-  std::call_once(sslInit, [] { Poco::Net::initializeSSL(); });
-  try {
-    Poco::Net::Context::Params params;
-    params.verificationMode = Poco::Net::Context::VERIFY_NONE;
-    params.loadDefaultCAs = false;
-    params.cipherList = kTls12Ciphers;
-    Poco::Net::Context::Ptr context = new Poco::Net::Context(Poco::Net::Context::TLS_SERVER_USE, params);
-    context->requireMinimumProtocol(Poco::Net::Context::PROTO_TLSV1_2);
-    SSL_CTX* ctx = context->sslContext();
-    SSL_CTX_set_options(ctx, SSL_OP_NO_COMPRESSION | SSL_OP_NO_RENEGOTIATION | SSL_OP_CIPHER_SERVER_PREFERENCE);
-    // The pair is picked per connection, so a reloaded certificate serves the next handshake.
-    SSL_CTX_set_cert_cb(ctx, installCertificate, const_cast<ServingCertificate*>(&certificate));
-    return context;
-  } catch (const Poco::Exception& e) {
-    return Error{"tls: " + e.displayText()};
-  } catch (const std::exception& e) {
-    return Error{std::string("tls: ") + e.what()};
-  }
+struct SslContextFree {
+  void operator()(SSL_CTX* ctx) const { SSL_CTX_free(ctx); }
+};
+using SslContext = std::unique_ptr<SSL_CTX, SslContextFree>;
+
+Result<SslContext> makeServerContext(const ServingCertificate& certificate) {
+  SslContext context(SSL_CTX_new(TLS_server_method()));
+  SSL_CTX* ctx = context.get();
+  if (ctx == nullptr) return Error{"tls: cannot create a context"};
+  if (SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION) != 1 || SSL_CTX_set_cipher_list(ctx, kTls12Ciphers) != 1)
+    return Error{"tls: cannot set the protocol versions and ciphers"};
+  SSL_CTX_set_options(ctx, SSL_OP_NO_COMPRESSION | SSL_OP_NO_RENEGOTIATION | SSL_OP_CIPHER_SERVER_PREFERENCE);
+  // Idle connections give their record buffers back (about 34 KB each);
+  // writes may complete partly, as a stream's async_write_some does.
+  SSL_CTX_set_mode(ctx, SSL_MODE_RELEASE_BUFFERS | SSL_MODE_ENABLE_PARTIAL_WRITE);
+  SSL_CTX_set_verify(ctx, SSL_VERIFY_NONE, nullptr);
+  // The pair is picked per connection, so a reloaded certificate serves the next handshake.
+  SSL_CTX_set_cert_cb(ctx, installCertificate, const_cast<ServingCertificate*>(&certificate));
+  return context;
 }
 
-// Reads the whole body into `out`; false when it exceeds `cap`.
-bool readBody(std::istream& in, size_t cap, std::string& out) {
-  char buf[16384];
-  while (in) {
-    in.read(buf, sizeof buf);
-    std::streamsize n = in.gcount();
-    if (n <= 0) break;
-    if (out.size() + size_t(n) > cap) return false;
-    out.append(buf, size_t(n));
+// TLS on a non-blocking socket, driven by readiness: OpenSSL reads and writes
+// the socket itself, so with SSL_MODE_RELEASE_BUFFERS an idle connection
+// keeps only its SSL object (a few KB) — no record buffers, no BIO pair.
+// An asynchronous stream for Beast (async_read_some, async_write_some). A
+// connection reads and writes one at a time, never both at once.
+class TlsSocket {
+ public:
+  using executor_type = tcp::socket::executor_type;
+
+  TlsSocket(tcp::socket& socket, SSL_CTX* context) : socket_(socket), ssl_(SSL_new(context)) {
+    error_code ignored;
+    socket_.non_blocking(true, ignored);
+    if (ssl_ != nullptr) SSL_set_fd(ssl_, static_cast<int>(socket_.native_handle()));
   }
-  return true;
-}
+  ~TlsSocket() { SSL_free(ssl_); }
+  TlsSocket(const TlsSocket&) = delete;
+  TlsSocket& operator=(const TlsSocket&) = delete;
+
+  executor_type get_executor() { return socket_.get_executor(); }
+  bool pending() const { return ssl_ != nullptr && SSL_pending(ssl_) > 0; }
+
+  template <class Handler>  // void(error_code)
+  void async_handshake(Handler handler) {
+    step([this] { return SSL_accept(ssl_); },
+         [handler = std::move(handler)](const error_code& ec, size_t) mutable { handler(ec); });
+  }
+
+  template <class Buffers, class Handler>  // void(error_code, size_t)
+  void async_read_some(const Buffers& buffers, Handler&& handler) {
+    const net::mutable_buffer buffer = first(buffers);
+    if (buffer.size() == 0) return complete(std::forward<Handler>(handler), error_code(), 0);
+    step([this, buffer] { return SSL_read(ssl_, buffer.data(), clampInt(buffer.size())); },
+         std::forward<Handler>(handler));
+  }
+
+  template <class Buffers, class Handler>  // void(error_code, size_t)
+  void async_write_some(const Buffers& buffers, Handler&& handler) {
+    net::const_buffer buffer = first(buffers);
+    // A small answer's pieces (status line, headers, body) go out as one
+    // record: gathered here, kept until the write completes.
+    const size_t total = net::buffer_size(buffers);
+    if (buffer.size() < total && total <= kGather) {
+      gathered_.resize(total);
+      net::buffer_copy(net::buffer(gathered_), buffers);
+      buffer = net::buffer(gathered_);
+    }
+    if (buffer.size() == 0) return complete(std::forward<Handler>(handler), error_code(), 0);
+    step([this, buffer] { return SSL_write(ssl_, buffer.data(), clampInt(buffer.size())); },
+         [this, handler = std::forward<Handler>(handler)](const error_code& ec, size_t n) mutable {
+           std::string().swap(gathered_);  // an idle connection keeps no copy
+           handler(ec, n);
+         });
+  }
+
+ private:
+  static int clampInt(size_t n) { return static_cast<int>(std::min<size_t>(n, 1 << 30)); }
+
+  template <class Buffers>
+  static auto first(const Buffers& buffers) {
+    for (auto it = net::buffer_sequence_begin(buffers); it != net::buffer_sequence_end(buffers); ++it)
+      if ((*it).size() > 0) return *it;
+    return *net::buffer_sequence_begin(buffers);
+  }
+
+  // Handlers always run later on the connection's executor, never inside the
+  // call that started the operation.
+  template <class Handler>
+  void complete(Handler&& handler, const error_code& ec, size_t n) {
+    net::post(socket_.get_executor(),
+              [handler = std::forward<Handler>(handler), ec, n]() mutable { handler(ec, n); });
+  }
+
+  template <class Operation, class Handler>
+  void step(Operation operation, Handler&& handler) {
+    if (ssl_ == nullptr) return complete(std::forward<Handler>(handler), net::error::no_memory, 0);
+    ERR_clear_error();
+    const int n = operation();
+    if (n > 0) return complete(std::forward<Handler>(handler), error_code(), static_cast<size_t>(n));
+    const int error = SSL_get_error(ssl_, n);
+    if (error == SSL_ERROR_WANT_READ || error == SSL_ERROR_WANT_WRITE) {
+      socket_.async_wait(error == SSL_ERROR_WANT_READ ? tcp::socket::wait_read : tcp::socket::wait_write,
+                         [this, operation, handler = std::forward<Handler>(handler)](const error_code& ec) mutable {
+                           if (ec) return complete(std::move(handler), ec, 0);
+                           step(operation, std::move(handler));
+                         });
+      return;
+    }
+    complete(std::forward<Handler>(handler), failure(error, n), 0);
+  }
+
+  // eof for a clean close_notify or a peer gone mid-record; the OpenSSL
+  // error otherwise.
+  static error_code failure(int error, int n) {
+    const unsigned long queued = ERR_peek_error();
+    if (error == SSL_ERROR_ZERO_RETURN) return net::error::eof;
+    if (error == SSL_ERROR_SYSCALL && queued == 0)
+      return n == 0 || errno == 0 ? error_code(net::error::eof) : error_code(errno, boost::system::system_category());
+    if (ERR_GET_REASON(queued) == SSL_R_UNEXPECTED_EOF_WHILE_READING) return net::error::eof;
+    if (queued == 0) return net::error::connection_aborted;
+    return error_code(static_cast<int>(queued), net::error::get_ssl_category());
+  }
+
+  static constexpr size_t kGather = 16 * 1024;
+  tcp::socket& socket_;
+  SSL* ssl_;
+  std::string gathered_;
+};
+
+std::string text(boost::beast::string_view v) { return std::string(v.data(), v.size()); }
 
 bool constantTimeEquals(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) return false;
@@ -86,153 +198,529 @@ bool constantTimeEquals(std::string_view a, std::string_view b) {
   return diff == 0;
 }
 
-class RouterHandler : public Poco::Net::HTTPRequestHandler {
+// A fixed pool of workers over a bounded queue of jobs.
+class WorkQueue {
  public:
-  explicit RouterHandler(std::shared_ptr<HttpServer::Shared> shared) : shared_(std::move(shared)) {}
+  WorkQueue(size_t capacity, Gauge& queued) : capacity_(capacity), queued_(queued) {}
 
-  void handleRequest(Poco::Net::HTTPServerRequest& request, Poco::Net::HTTPServerResponse& response) override {
-    shared_->inFlight.fetch_add(1);
-    struct Done {
-      std::atomic<int>& n;
-      ~Done() { n.fetch_sub(1); }
-    } done{shared_->inFlight};
+  void start(int threads, const std::shared_ptr<WorkQueue>& self) {
+    for (int i = 0; i < threads; ++i) threads_.emplace_back([self] { self->work(); });
+  }
 
-    HttpResponse answer;
-    bool keepAlive = true;
-    bool bodyTooLarge = false;
-    try {
-      answer = route(request, keepAlive, bodyTooLarge);
-    } catch (const Poco::Exception& e) {
-      answer = internalError(request, e.displayText());
-    } catch (const std::exception& e) {
-      answer = internalError(request, e.what());
-    } catch (...) {
-      answer = internalError(request, "unknown exception");
+  // False (and nothing queued) when the queue is full or stopping.
+  bool tryPush(std::function<void()> job) {
+    {
+      std::lock_guard lock(mutex_);
+      if (stopping_ || jobs_.size() >= capacity_) return false;
+      jobs_.push_back(std::move(job));
+      queued_.add(1);
     }
-    try {
-      response.setStatus(static_cast<Poco::Net::HTTPResponse::HTTPStatus>(answer.status));
-      response.setContentType(answer.contentType);
-      for (const auto& [k, v] : answer.headers) response.set(k, v);
-      if (!keepAlive) response.setKeepAlive(false);
-      response.setContentLength64(static_cast<Poco::Int64>(answer.body.size()));
-      response.sendBuffer(answer.body.data(), answer.body.size());
-      if (!keepAlive && bodyTooLarge) lingerOnBody(request);
-    } catch (const Poco::Exception& e) {
-      // The client went away; nothing left to answer.
-      logEvent(LogLevel::Debug, "response not sent", {{"listener", shared_->options->name}, {"error", e.displayText()}});
-    }
+    wake_.notify_one();
+    return true;
+  }
+
+  // Runs what is queued, then ends the workers. False when they have not
+  // ended within `bound`: they are then left to finish on their own.
+  bool stop(std::chrono::steady_clock::time_point deadline) {
+    std::unique_lock lock(mutex_);
+    stopping_ = true;
+    wake_.notify_all();
+    const bool ended = done_.wait_until(lock, deadline, [&] { return running_ == 0 && started_ == threads_.size(); });
+    lock.unlock();
+    for (std::thread& t : threads_) ended ? t.join() : t.detach();
+    threads_.clear();
+    return ended;
   }
 
  private:
-  // After refusing a body too large to read, reads (and drops) what the client
-  // is still sending for a short while before the connection closes, so that
-  // closing with unread data does not reset the connection before the client
-  // has read the 413 (nginx's lingering close).
-  static void lingerOnBody(Poco::Net::HTTPServerRequest& request) {
-    constexpr size_t kMaxDrainBytes = 16 * 1024 * 1024;
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
-    try {
-      auto& impl = static_cast<Poco::Net::HTTPServerRequestImpl&>(request);
-      impl.socket().setReceiveTimeout(Poco::Timespan(0, 200 * 1000));
-      std::istream& in = request.stream();
-      char buf[16384];
-      size_t drained = 0;
-      while (in && drained < kMaxDrainBytes && std::chrono::steady_clock::now() < deadline) {
-        in.read(buf, sizeof buf);
-        if (in.gcount() <= 0) break;
-        drained += size_t(in.gcount());
+  void work() {
+    std::unique_lock lock(mutex_);
+    ++started_;
+    ++running_;
+    while (true) {
+      wake_.wait(lock, [&] { return stopping_ || !jobs_.empty(); });
+      if (jobs_.empty()) break;  // stopping, nothing left
+      std::function<void()> job = std::move(jobs_.front());
+      jobs_.pop_front();
+      queued_.add(-1);
+      lock.unlock();
+      job();
+      lock.lock();
+    }
+    --running_;
+    done_.notify_all();
+  }
+
+  const size_t capacity_;
+  Gauge& queued_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::condition_variable done_;
+  std::deque<std::function<void()>> jobs_;
+  bool stopping_ = false;
+  size_t started_ = 0;
+  size_t running_ = 0;
+  std::vector<std::thread> threads_;
+};
+
+class Connection;
+
+}  // namespace
+
+// Everything a listener runs: the I/O threads, the acceptor, the workers, the
+// live connections and the metrics. Shared by the connections (each holds it).
+struct HttpServer::Shared {
+  std::shared_ptr<const ListenerOptions> options;
+  std::unique_ptr<MetricsRegistry> ownMetrics;  // when options->metrics is null
+  std::atomic<int> inFlight{0};
+
+  Gauge* open = nullptr;
+  Gauge* idle = nullptr;
+  Gauge* queued = nullptr;
+  Counter* shed = nullptr;
+  Counter* refused = nullptr;
+  Counter* handshakeTimeout = nullptr;
+  Counter* handshakeClosed = nullptr;
+  Counter* handshakeTls = nullptr;
+  Counter* headerTimeouts = nullptr;
+  Counter* bodyTimeouts = nullptr;
+  Counter* idleTimeouts = nullptr;
+
+  net::io_context io;
+  std::optional<net::executor_work_guard<net::io_context::executor_type>> keepRunning;
+  std::vector<std::thread> ioThreads;
+  std::unique_ptr<tcp::acceptor> acceptor;
+  SslContext tls;  // null: plain HTTP
+  std::shared_ptr<WorkQueue> work;
+
+  std::mutex liveMutex;
+  std::condition_variable liveChanged;
+  std::unordered_set<Connection*> live;
+  std::atomic<bool> stopping{false};
+
+  std::unique_ptr<net::steady_timer> acceptRetry;
+
+  void accept(const std::shared_ptr<Shared>& self);
+};
+
+namespace {
+
+// One client connection, from accept to close. Runs on its own strand; a
+// worker hands its answer back by posting to that strand.
+class Connection : public std::enable_shared_from_this<Connection> {
+ public:
+  enum class Phase { Handshake, Idle, Header, Body, Queued, Writing, Lingering, Closed };
+
+  Connection(std::shared_ptr<HttpServer::Shared> server, tcp::socket socket)
+      : server_(std::move(server)),
+        timer_(socket.get_executor()),
+        socket_(std::move(socket)) {
+    if (server_->tls) tls_.emplace(socket_, server_->tls.get());
+  }
+
+  ~Connection() {
+    server_->open->add(-1);
+    if (phase_ == Phase::Idle) server_->idle->add(-1);
+    std::lock_guard lock(server_->liveMutex);
+    server_->live.erase(this);
+    server_->liveChanged.notify_all();
+  }
+
+  void start() {
+    {
+      std::lock_guard lock(server_->liveMutex);
+      server_->live.insert(this);
+    }
+    net::dispatch(socket_.get_executor(), [self = shared_from_this()] {
+      if (self->server_->stopping) return self->close();
+      if (!self->tls_) return self->awaitRequest();
+      self->arm(Phase::Handshake, self->server_->options->handshakeTimeout);
+      self->tls_->async_handshake([self](const error_code& ec) { self->onHandshake(ec); });
+    });
+  }
+
+  // From another thread: closes the connection unless a request is being
+  // answered (that one finishes, then the connection closes).
+  void stop() {
+    net::post(socket_.get_executor(), [self = shared_from_this()] {
+      if (self->phase_ != Phase::Queued && self->phase_ != Phase::Writing) self->close();
+    });
+  }
+
+ private:
+  // ---- deadlines ----
+
+  void arm(Phase phase, std::chrono::milliseconds limit) {
+    setPhase(phase);
+    const uint64_t generation = ++timerGeneration_;
+    timer_.expires_after(limit);
+    timer_.async_wait([self = shared_from_this(), generation](const error_code& ec) {
+      if (ec || generation != self->timerGeneration_) return;
+      self->onDeadline();
+    });
+  }
+
+  void disarm(Phase phase) {
+    setPhase(phase);
+    ++timerGeneration_;
+    timer_.cancel();
+  }
+
+  void setPhase(Phase phase) {
+    if (phase == phase_) return;
+    if (phase_ == Phase::Idle) server_->idle->add(-1);
+    if (phase == Phase::Idle) server_->idle->add(1);
+    phase_ = phase;
+  }
+
+  void onDeadline() {
+    timedOut_ = true;
+    switch (phase_) {
+      case Phase::Handshake: server_->handshakeTimeout->inc(); break;
+      case Phase::Header: server_->headerTimeouts->inc(); break;
+      case Phase::Body: server_->bodyTimeouts->inc(); break;
+      case Phase::Idle: server_->idleTimeouts->inc(); break;
+      default: break;
+    }
+    close();
+  }
+
+  void close() {
+    if (phase_ == Phase::Closed) return;
+    disarm(Phase::Closed);
+    error_code ignored;
+    socket_.shutdown(tcp::socket::shutdown_both, ignored);
+    socket_.close(ignored);
+  }
+
+  // ---- the phases ----
+
+  void onHandshake(const error_code& ec) {
+    if (ec) {
+      if (!timedOut_) {
+        const bool closed = ec == net::error::eof || ec == net::error::connection_reset ||
+                            ec == net::error::operation_aborted || ec == net::error::broken_pipe;
+        (closed ? server_->handshakeClosed : server_->handshakeTls)->inc();
       }
+      return close();
+    }
+    awaitRequest();
+  }
+
+  // Between requests: wait for the socket to be readable without a buffer,
+  // a parser or a thread. Bytes already received (pipelined, or decrypted
+  // and kept by OpenSSL) go straight to the headers.
+  void awaitRequest() {
+    if (server_->stopping) return close();
+    parser_.reset();
+    if (buffer_.size() == 0) buffer_ = boost::beast::flat_buffer();  // give the memory back while idle
+    const bool pending = buffer_.size() > 0 || (tls_ && tls_->pending());
+    if (pending) return readHeader();
+    arm(Phase::Idle, std::chrono::duration_cast<std::chrono::milliseconds>(server_->options->keepAliveTimeout));
+    socket_.async_wait(tcp::socket::wait_read, [self = shared_from_this()](const error_code& ec) {
+      if (ec || self->phase_ != Phase::Idle) return self->close();
+      self->readHeader();
+    });
+  }
+
+  void readHeader() {
+    const ListenerOptions& options = *server_->options;
+    parser_.emplace();
+    version_ = 11;
+    head_ = false;
+    parser_->header_limit(kHeaderLimit);
+    parser_->body_limit(options.maxBodyBytes);
+    arm(Phase::Header, options.headerTimeout);
+    auto done = [self = shared_from_this()](const error_code& ec, size_t) { self->onHeader(ec); };
+    if (tls_)
+      http::async_read_header(*tls_, buffer_, *parser_, std::move(done));
+    else
+      http::async_read_header(socket_, buffer_, *parser_, std::move(done));
+  }
+
+  void onHeader(const error_code& ec) {
+    if (ec) return onReadError(ec);
+    const ListenerOptions& options = *server_->options;
+    const auto& request = parser_->get();
+    version_ = request.version();
+    if (!options.bearerToken.empty()) {
+      const std::string_view auth(request[http::field::authorization].data(),
+                                  request[http::field::authorization].size());
+      constexpr std::string_view kBearer = "Bearer ";
+      const bool ok = auth.size() > kBearer.size() && auth.substr(0, kBearer.size()) == kBearer &&
+                      constantTimeEquals(auth.substr(kBearer.size()), options.bearerToken);
+      if (!ok) {
+        // Refused before the body is read: an unauthenticated client gets no
+        // buffer of its size. A small body of known length is read and
+        // dropped, keeping the connection; anything else closes it.
+        const auto length = parser_->content_length();
+        if (parser_->is_done() || (length && *length <= kUnauthenticatedBodyBytes)) {
+          unauthorized_ = true;
+        } else {
+          return answer(unauthorized(), Ending::Linger);
+        }
+      }
+    }
+    if (parser_->is_done()) return onRequest();
+    if (auto length = parser_->content_length()) request_body_reserve(*length);
+    const auto expect = request[http::field::expect];
+    if (boost::beast::iequals(expect, "100-continue")) {
+      arm(Phase::Body, options.bodyTimeout);
+      writeRaw(net::buffer(kContinue.data(), kContinue.size()), [self = shared_from_this()](const error_code& ec, size_t) {
+        if (ec || self->timedOut_) return self->close();
+        self->readBody();
+      });
+      return;
+    }
+    readBody();
+  }
+
+  void request_body_reserve(uint64_t length) {
+    // One allocation for a body of known length (at most the cap: the parser refused more).
+    parser_->get().body().reserve(static_cast<size_t>(length));
+  }
+
+  void readBody() {
+    arm(Phase::Body, server_->options->bodyTimeout);
+    auto done = [self = shared_from_this()](const error_code& ec, size_t) {
+      if (ec) return self->onReadError(ec);
+      self->onRequest();
+    };
+    if (tls_)
+      http::async_read(*tls_, buffer_, *parser_, std::move(done));
+    else
+      http::async_read(socket_, buffer_, *parser_, std::move(done));
+  }
+
+  void onReadError(const error_code& ec) {
+    if (timedOut_ || phase_ == Phase::Closed) return close();
+    if (ec == http::error::body_limit) {
+      const size_t cap = server_->options->maxBodyBytes;
+      return answer(HttpResponse::text(413, "request body larger than " + std::to_string(cap) + " bytes\n"),
+                    Ending::Linger);
+    }
+    if (ec == http::error::end_of_stream || ec == net::error::eof || ec == net::error::connection_reset ||
+        ec == net::error::operation_aborted || ec == http::error::partial_message ||
+        ec.category() == net::error::get_ssl_category())
+      return close();
+    // Anything else the parser refused: a malformed request line or header, an
+    // invalid Content-Length, headers over the limit, a bad chunk.
+    answer(HttpResponse::text(400, std::string("bad request: ") + ec.message() + "\n"), Ending::Close);
+  }
+
+  static HttpResponse unauthorized() {
+    HttpResponse r = HttpResponse::text(401, "unauthorized\n");
+    r.headers.emplace_back("WWW-Authenticate", "Bearer");
+    return r;
+  }
+
+  // A whole request: route it, then queue it for a worker.
+  void onRequest() {
+    auto message = parser_->release();
+    parser_.reset();
+    if (unauthorized_) {
+      unauthorized_ = false;
+      keepAlive_ = message.keep_alive();
+      return answer(unauthorized(), ending());
+    }
+    HttpRequest request;
+    request.method = text(message.method_string());
+    const std::string_view target(message.target().data(), message.target().size());
+    const size_t q = target.find('?');
+    request.path = std::string(target.substr(0, q));
+    if (q != std::string_view::npos) request.query = std::string(target.substr(q + 1));
+    request.contentType = text(message[http::field::content_type]);
+    request.body = std::move(message.body());
+    head_ = message.method() == http::verb::head;
+    keepAlive_ = message.keep_alive();
+    version_ = message.version();
+
+    const ListenerOptions& options = *server_->options;
+    const Route* match = nullptr;
+    std::string allow;
+    for (const Route& r : options.routes) {
+      if (r.path != request.path) continue;
+      if (r.method == request.method) match = &r;
+      if (!allow.empty()) allow += ", ";
+      allow += r.method;
+    }
+    if (match == nullptr) {
+      if (allow.empty()) return answer(HttpResponse::text(404, "not found: " + request.path + "\n"), ending());
+      HttpResponse r = HttpResponse::text(405, "method " + request.method + " not allowed for " + request.path + "\n");
+      r.headers.emplace_back("Allow", allow);
+      return answer(std::move(r), ending());
+    }
+
+    disarm(Phase::Queued);
+    auto shared = std::make_shared<HttpRequest>(std::move(request));
+    auto job = [self = shared_from_this(), route = match, shared] {
+      HttpResponse response = self->run(*route, *shared);
+      // A large request (a pod with tens of thousands of resources) leaves
+      // tens of MB freed in this worker's malloc arena; give them back, so a
+      // burst of large pods does not leave the process that much larger.
+      if (shared->body.size() >= kTrimAfterBodyBytes) {
+        shared->body = std::string();
+        malloc_trim(0);
+      }
+      net::post(self->socket_.get_executor(),
+                [self, response = std::move(response)]() mutable { self->answer(std::move(response), self->ending()); });
+    };
+    if (server_->work->tryPush(std::move(job))) return;
+    server_->shed->inc();
+    answer(shedAnswer(*match, *shared), ending());
+  }
+
+  HttpResponse shedAnswer(const Route& route, const HttpRequest& request) {
+    if (route.shed) {
+      try {
+        return route.shed(request);
+      } catch (const std::exception& e) {
+        logEvent(LogLevel::Error, "shed handler failed", {{"listener", server_->options->name}, {"error", e.what()}});
+      }
+    }
+    HttpResponse r = HttpResponse::text(503, "overloaded: every worker busy and the queue full\n");
+    r.headers.emplace_back("Retry-After", "1");
+    return r;
+  }
+
+  // On a worker.
+  HttpResponse run(const Route& route, const HttpRequest& request) {
+    server_->inFlight.fetch_add(1);
+    struct Done {
+      std::atomic<int>& n;
+      ~Done() { n.fetch_sub(1); }
+    } done{server_->inFlight};
+    try {
+      return route.handler(request);
+    } catch (const std::exception& e) {
+      return internalError(request, e.what());
     } catch (...) {
-      // A timeout or a reset: the connection is closing anyway.
+      return internalError(request, "unknown exception");
     }
   }
 
-  HttpResponse internalError(const Poco::Net::HTTPServerRequest& request, const std::string& what) {
+  HttpResponse internalError(const HttpRequest& request, const std::string& what) {
     logEvent(LogLevel::Error, "request handler failed",
-             {{"listener", shared_->options->name}, {"method", request.getMethod()}, {"uri", request.getURI()},
+             {{"listener", server_->options->name}, {"method", request.method}, {"uri", request.path},
               {"error", what}});
     return HttpResponse::text(500, "internal error\n");
   }
 
-  HttpResponse route(Poco::Net::HTTPServerRequest& request, bool& keepAlive, bool& bodyTooLarge) {
-    const ListenerOptions& options = *shared_->options;
-    HttpRequest req;
-    req.method = request.getMethod();
-    const std::string& uri = request.getURI();
-    size_t q = uri.find('?');
-    req.path = uri.substr(0, q);
-    if (q != std::string::npos) req.query = uri.substr(q + 1);
-    req.contentType = request.getContentType();
+  // ---- answering ----
 
-    // Whatever the answer, the body is consumed (up to the cap) so the
-    // connection can carry the next request; past the cap it is closed.
-    auto consumeBody = [&]() -> bool {
-      // Neither a length nor chunks: the body is empty (RFC 9112 6.3), never
-      // "until the client closes", which would hold a worker.
-      if (!request.hasContentLength() && !request.getChunkedTransferEncoding()) return true;
-      if (request.hasContentLength() && request.getContentLength64() > static_cast<Poco::Int64>(options.maxBodyBytes)) {
-        keepAlive = false;
-        return false;
-      }
-      // One allocation for a body of known length (under the cap, checked above).
-      if (request.hasContentLength()) req.body.reserve(static_cast<size_t>(request.getContentLength64()));
-      if (!readBody(request.stream(), options.maxBodyBytes, req.body)) {
-        keepAlive = false;
-        return false;
-      }
-      return true;
+  enum class Ending { KeepAlive, Close, Linger };
+  Ending ending() const { return keepAlive_ && !server_->stopping ? Ending::KeepAlive : Ending::Close; }
+
+  void answer(HttpResponse response, Ending end) {
+    if (phase_ == Phase::Closed) return;
+    if (server_->stopping && end == Ending::KeepAlive) end = Ending::Close;
+    response_.emplace();
+    auto& out = *response_;
+    out.version(version_ == 10 ? 10 : 11);
+    out.result(static_cast<unsigned>(response.status));
+    out.set(http::field::server, "placer");
+    out.set(http::field::content_type, response.contentType);
+    for (const auto& [k, v] : response.headers) out.set(k, v);
+    out.keep_alive(end == Ending::KeepAlive);
+    const size_t length = response.body.size();
+    if (!head_) out.body() = std::move(response.body);
+    out.content_length(length);
+    arm(Phase::Writing, std::chrono::duration_cast<std::chrono::milliseconds>(server_->options->idleTimeout));
+    auto done = [self = shared_from_this(), end](const error_code& ec, size_t) {
+      self->response_.reset();
+      self->head_ = false;
+      if (ec || self->timedOut_) return self->close();
+      if (end == Ending::KeepAlive) return self->awaitRequest();
+      if (end == Ending::Linger) return self->linger();
+      self->close();
     };
-    auto tooLarge = [&] {
-      bodyTooLarge = true;
-      return HttpResponse::text(413, "request body larger than " + std::to_string(options.maxBodyBytes) + " bytes\n");
-    };
-
-    if (!options.bearerToken.empty()) {
-      const std::string auth = request.get("Authorization", std::string());  // a copy: get() may return its default by reference
-      constexpr std::string_view kBearer = "Bearer ";
-      bool ok = auth.size() > kBearer.size() && std::string_view(auth).substr(0, kBearer.size()) == kBearer &&
-                constantTimeEquals(std::string_view(auth).substr(kBearer.size()), options.bearerToken);
-      if (!ok) {
-        if (!consumeBody()) return tooLarge();
-        HttpResponse r = HttpResponse::text(401, "unauthorized\n");
-        r.headers.emplace_back("WWW-Authenticate", "Bearer");
-        return r;
-      }
-    }
-
-    const Route* match = nullptr;
-    std::string allow;
-    for (const Route& r : options.routes) {
-      if (r.path != req.path) continue;
-      if (r.method == req.method) match = &r;
-      if (!allow.empty()) allow += ", ";
-      allow += r.method;
-    }
-    if (!consumeBody()) return tooLarge();
-    if (match == nullptr) {
-      if (allow.empty()) return HttpResponse::text(404, "not found: " + req.path + "\n");
-      HttpResponse r = HttpResponse::text(405, "method " + req.method + " not allowed for " + req.path + "\n");
-      r.headers.emplace_back("Allow", allow);
-      return r;
-    }
-    return match->handler(req);
+    if (tls_)
+      http::async_write(*tls_, *response_, std::move(done));
+    else
+      http::async_write(socket_, *response_, std::move(done));
   }
 
-  std::shared_ptr<HttpServer::Shared> shared_;
-};
-
-class RouterFactory : public Poco::Net::HTTPRequestHandlerFactory {
- public:
-  explicit RouterFactory(std::shared_ptr<HttpServer::Shared> shared) : shared_(std::move(shared)) {}
-  Poco::Net::HTTPRequestHandler* createRequestHandler(const Poco::Net::HTTPServerRequest&) override {
-    return new RouterHandler(shared_);
+  // Reads and drops what the client still sends, for a bounded time and
+  // amount, then closes.
+  void linger() {
+    parser_.reset();
+    buffer_ = boost::beast::flat_buffer();
+    arm(Phase::Lingering, kLingerTime);
+    drained_ = 0;
+    drain();
   }
 
- private:
-  std::shared_ptr<HttpServer::Shared> shared_;
+  void drain() {
+    if (!drainBuffer_) drainBuffer_ = std::make_unique<std::array<char, 16384>>();
+    auto done = [self = shared_from_this()](const error_code& ec, size_t n) {
+      self->drained_ += n;
+      if (ec || self->drained_ >= kLingerBytes) return self->close();
+      self->drain();
+    };
+    if (tls_)
+      tls_->async_read_some(net::buffer(*drainBuffer_), std::move(done));
+    else
+      socket_.async_read_some(net::buffer(*drainBuffer_), std::move(done));
+  }
+
+  template <class F>
+  void writeRaw(net::const_buffer bytes, F&& f) {
+    if (tls_)
+      net::async_write(*tls_, bytes, std::forward<F>(f));
+    else
+      net::async_write(socket_, bytes, std::forward<F>(f));
+  }
+
+  static constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
+
+  std::shared_ptr<HttpServer::Shared> server_;
+  net::steady_timer timer_;
+  tcp::socket socket_;
+  std::optional<TlsSocket> tls_;
+  boost::beast::flat_buffer buffer_;
+  std::optional<http::request_parser<http::string_body>> parser_;
+  std::optional<http::response<http::string_body>> response_;
+  std::unique_ptr<std::array<char, 16384>> drainBuffer_;
+  size_t drained_ = 0;
+  Phase phase_ = Phase::Handshake;
+  uint64_t timerGeneration_ = 0;
+  bool timedOut_ = false;
+  bool unauthorized_ = false;  // the request's body is read only to be dropped
+  bool keepAlive_ = true;
+  bool head_ = false;
+  unsigned version_ = 11;
 };
 
 }  // namespace
+
+void HttpServer::Shared::accept(const std::shared_ptr<Shared>& self) {
+  acceptor->async_accept(net::make_strand(io), [self](const error_code& ec, tcp::socket socket) {
+    if (ec == net::error::operation_aborted || self->stopping) return;
+    if (!ec) {
+      if (self->open->value() >= self->options->maxConnections) {
+        self->refused->inc();
+        error_code ignored;
+        socket.close(ignored);
+      } else {
+        self->open->add(1);
+        error_code ignored;
+        // Answers are written whole: no waiting for the peer's delayed ACK.
+        socket.set_option(tcp::no_delay(true), ignored);
+        std::make_shared<Connection>(self, std::move(socket))->start();
+      }
+    } else {
+      // EMFILE and the like: the listener goes on and tries again shortly
+      // (at once would spin while no descriptor is free).
+      logEvent(LogLevel::Warning, "accept failed", {{"listener", self->options->name}, {"error", ec.message()}});
+      self->acceptRetry->expires_after(std::chrono::milliseconds(50));
+      self->acceptRetry->async_wait([self](const error_code& waited) {
+        if (!waited && !self->stopping) self->accept(self);
+      });
+      return;
+    }
+    if (!self->stopping) self->accept(self);
+  });
+}
 
 Result<std::pair<std::string, uint16_t>> splitHostPort(std::string_view address) {
   std::string host;
@@ -261,45 +749,95 @@ Result<std::unique_ptr<HttpServer>> HttpServer::start(ListenerOptions options) {
   auto hostPort = splitHostPort(options.address);
   if (!hostPort) return hostPort.error();
   if (options.workerThreads < 1) return Error{"workerThreads: must be at least 1"};
+  if (options.ioThreads < 1) return Error{"ioThreads: must be at least 1"};
+  if (options.maxConnections < 1) return Error{"maxConnections: must be at least 1"};
+  if (options.maxQueuedRequests < 0) return Error{"maxQueuedRequests: must not be negative"};
 
   std::unique_ptr<HttpServer> server(new HttpServer());
   server->options_ = std::make_shared<const ListenerOptions>(std::move(options));
   const ListenerOptions& opts = *server->options_;
-  server->shared_ = std::make_shared<Shared>();
-  server->shared_->options = server->options_;
+  auto shared = std::make_shared<Shared>();
+  server->shared_ = shared;
+  shared->options = server->options_;
+
+  MetricsRegistry* metrics = opts.metrics;
+  if (metrics == nullptr) {
+    shared->ownMetrics = std::make_unique<MetricsRegistry>();
+    metrics = shared->ownMetrics.get();
+  }
+  const MetricLabels listener{{"listener", opts.name}};
+  auto with = [&](std::string key, std::string value) {
+    MetricLabels labels = listener;
+    labels.emplace_back(std::move(key), std::move(value));
+    return labels;
+  };
+  shared->open = &metrics->gauge("placer_http_connections", "Open client connections, by listener.", listener);
+  shared->idle = &metrics->gauge("placer_http_idle_connections",
+                                 "Open connections waiting for their next request (keep-alive), by listener.",
+                                 listener);
+  shared->queued = &metrics->gauge("placer_http_requests_queued",
+                                   "Fully received requests waiting for a worker, by listener.", listener);
+  shared->shed = &metrics->counter("placer_http_requests_shed_total",
+                                   "Requests answered at once without a worker because the queue was full.", listener);
+  shared->refused = &metrics->counter("placer_http_connections_refused_total",
+                                      "Connections closed at accept because maxConnections were open.", listener);
+  const char* handshakeHelp = "TLS handshakes that failed, by reason: timeout, closed (by the client), tls (protocol).";
+  shared->handshakeTimeout = &metrics->counter("placer_http_handshake_failures_total", handshakeHelp,
+                                               with("reason", "timeout"));
+  shared->handshakeClosed = &metrics->counter("placer_http_handshake_failures_total", handshakeHelp,
+                                              with("reason", "closed"));
+  shared->handshakeTls = &metrics->counter("placer_http_handshake_failures_total", handshakeHelp, with("reason", "tls"));
+  const char* timeoutHelp = "Connections closed because a phase passed its deadline: idle, header, body.";
+  shared->idleTimeouts = &metrics->counter("placer_http_timeouts_total", timeoutHelp, with("phase", "idle"));
+  shared->headerTimeouts = &metrics->counter("placer_http_timeouts_total", timeoutHelp, with("phase", "header"));
+  shared->bodyTimeouts = &metrics->counter("placer_http_timeouts_total", timeoutHelp, with("phase", "body"));
+
+  if (opts.certificate) {
+    auto context = makeServerContext(*opts.certificate);
+    if (!context) return context.error();
+    shared->tls = std::move(*context);
+  }
 
   try {
-    std::string host = hostPort->first.empty() ? "0.0.0.0" : hostPort->first;
-    Poco::Net::SocketAddress address(host, hostPort->second);
-    std::unique_ptr<Poco::Net::ServerSocket> socket;
-    if (opts.certificate) {
-      auto context = makeServerContext(*opts.certificate);
-      if (!context) return context.error();
-      socket = std::make_unique<Poco::Net::SecureServerSocket>(address, 128, *context);
-    } else {
-      socket = std::make_unique<Poco::Net::ServerSocket>(address, 128);
+    const std::string host = hostPort->first.empty() ? "0.0.0.0" : hostPort->first;
+    error_code ec;
+    tcp::endpoint endpoint;
+    if (const auto address = net::ip::make_address(host, ec); !ec) {
+      endpoint = tcp::endpoint(address, hostPort->second);
+    } else {  // a name: its first address
+      tcp::resolver resolver(shared->io);
+      const auto found = resolver.resolve(host, std::to_string(hostPort->second), ec);
+      if (ec || found.empty()) return Error{"listen " + opts.address + ": cannot resolve " + host};
+      endpoint = found.begin()->endpoint();
     }
-    server->port_ = socket->address().port();
-
-    Poco::Net::HTTPServerParams::Ptr params = new Poco::Net::HTTPServerParams;
-    params->setMaxThreads(opts.workerThreads);
-    params->setMaxQueued(opts.maxQueuedConnections);
-    params->setKeepAlive(true);
-    params->setKeepAliveTimeout(Poco::Timespan(opts.keepAliveTimeout.count(), 0));
-    params->setTimeout(Poco::Timespan(opts.idleTimeout.count(), 0));
-    params->setMaxKeepAliveRequests(0);  // unlimited
-    params->setServerName("placer");
-    params->setSoftwareVersion("placer");
-
-    server->pool_ = std::make_unique<Poco::ThreadPool>(1, opts.workerThreads);
-    server->server_ = std::make_unique<Poco::Net::HTTPServer>(new RouterFactory(server->shared_), *server->pool_,
-                                                              *socket, params);
-    server->server_->start();
-  } catch (const Poco::Exception& e) {
-    return Error{"listen " + opts.address + ": " + e.displayText()};
-  } catch (const std::exception& e) {
-    return Error{"listen " + opts.address + ": " + e.what()};
+    auto acceptor = std::make_unique<tcp::acceptor>(shared->io);
+    acceptor->open(endpoint.protocol());
+    // SO_REUSEADDR (rebinding over TIME_WAIT) but never SO_REUSEPORT: a second
+    // placer on an address in use fails here instead of silently sharing it.
+    acceptor->set_option(net::socket_base::reuse_address(true));
+    acceptor->bind(endpoint, ec);
+    if (ec) return Error{"listen " + opts.address + ": " + ec.message()};
+    acceptor->listen(net::socket_base::max_listen_connections, ec);
+    if (ec) return Error{"listen " + opts.address + ": " + ec.message()};
+    server->port_ = acceptor->local_endpoint().port();
+    shared->acceptor = std::move(acceptor);
+  } catch (const boost::system::system_error& e) {
+    return Error{"listen " + opts.address + ": " + e.code().message()};
   }
+
+  shared->work = std::make_shared<WorkQueue>(static_cast<size_t>(opts.maxQueuedRequests), *shared->queued);
+  shared->work->start(opts.workerThreads, shared->work);
+  shared->keepRunning.emplace(shared->io.get_executor());
+  shared->acceptRetry = std::make_unique<net::steady_timer>(shared->io);
+  shared->accept(shared);
+  for (int i = 0; i < opts.ioThreads; ++i)
+    shared->ioThreads.emplace_back([io = &shared->io, name = opts.name] {
+      try {
+        io->run();
+      } catch (const std::exception& e) {
+        logEvent(LogLevel::Error, "listener I/O thread failed", {{"listener", name}, {"error", e.what()}});
+      }
+    });
   logEvent(LogLevel::Info, "listening",
            {{"listener", opts.name}, {"address", opts.address}, {"port", server->port_},
             {"tls", opts.certificate != nullptr}});
@@ -314,30 +852,59 @@ uint16_t HttpServer::port() const { return port_; }
 
 int HttpServer::inFlight() const { return shared_->inFlight.load(); }
 
+HttpServer::Stats HttpServer::stats() const {
+  Stats s;
+  s.openConnections = static_cast<int64_t>(shared_->open->value());
+  s.idleConnections = static_cast<int64_t>(shared_->idle->value());
+  s.queuedRequests = static_cast<int64_t>(shared_->queued->value());
+  s.shedRequests = shared_->shed->value();
+  s.refusedConnections = shared_->refused->value();
+  s.handshakeFailures =
+      shared_->handshakeTimeout->value() + shared_->handshakeClosed->value() + shared_->handshakeTls->value();
+  return s;
+}
+
 bool HttpServer::stop(std::chrono::milliseconds bound) {
   if (stopped_) return true;
   stopped_ = true;
-  // stopAll(false) stops the acceptor, then waits for each connection's
-  // request in progress before shutting the connection down.
-  auto finished = std::async(std::launch::async, [this] {
-    try {
-      server_->stopAll(false);
-    } catch (const Poco::Exception& e) {
-      logEvent(LogLevel::Warning, "stopping listener", {{"listener", options_->name}, {"error", e.displayText()}});
+  if (!shared_->work) return true;  // start() failed before anything ran
+  const auto deadline = std::chrono::steady_clock::now() + bound;
+  Shared& s = *shared_;
+  s.stopping = true;
+  // Stop accepting, and close every connection that is not being answered;
+  // those finish their answer, then close.
+  net::post(s.io, [shared = shared_] {
+    error_code ignored;
+    shared->acceptor->close(ignored);
+    shared->acceptRetry->cancel();
+    std::vector<std::shared_ptr<Connection>> connections;
+    {
+      std::lock_guard lock(shared->liveMutex);
+      for (Connection* c : shared->live)
+        if (auto alive = c->weak_from_this().lock()) connections.push_back(std::move(alive));
     }
+    for (const auto& c : connections) c->stop();
   });
-  if (finished.wait_for(bound) != std::future_status::ready) {
+  bool clean;
+  {
+    std::unique_lock lock(s.liveMutex);
+    clean = s.liveChanged.wait_until(lock, deadline, [&] { return s.live.empty(); });
+  }
+  clean = s.work->stop(deadline) && clean && s.inFlight.load() == 0;
+  if (!clean) {
     logEvent(LogLevel::Warning, "requests still running at shutdown; abandoning them",
              {{"listener", options_->name}, {"inFlight", inFlight()}});
-    // The stopping thread still uses the server: leave both to process exit.
-    new std::future<void>(std::move(finished));
-    (void)server_.release();
-    (void)pool_.release();
+    // Workers and I/O threads may still use the listener: leave it to process exit.
+    s.keepRunning.reset();
+    for (std::thread& t : s.ioThreads) t.detach();
+    new std::shared_ptr<Shared>(shared_);
     return false;
   }
-  server_.reset();
-  pool_->joinAll();
-  pool_.reset();
+  // Nothing is left for the I/O threads but the acceptor's cancelled wait:
+  // without the guard they return once it has run.
+  s.keepRunning.reset();
+  for (std::thread& t : s.ioThreads) t.join();
+  s.ioThreads.clear();
   return true;
 }
 

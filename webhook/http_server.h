@@ -1,25 +1,41 @@
 #pragma once
-// An HTTP/1.1 listener on Poco::Net::HTTPServer, over TLS (Poco NetSSL,
-// TLS 1.2 and 1.3 only, AEAD cipher suites, no renegotiation, no compression)
-// or plain HTTP (the extender on loopback). One process may run several, each
-// with its own route table: the webhook's, the extender's.
+// An HTTP/1.1 listener over TLS (TLS 1.2 and 1.3 only, AEAD cipher suites, no
+// renegotiation, no compression) or plain HTTP (the extender on loopback, the
+// metrics listener). One process may run several, each with its own route
+// table: the webhook's, the extender's.
+//
+// Connections are cheap and threads do work. Event-driven I/O (Boost.Asio,
+// HTTP parsing by Boost.Beast) on a few I/O threads carries every connection
+// through its TLS handshake, its idle keep-alive time and the arrival of its
+// request; only a request whose body has fully arrived takes a worker. So
+// idle keep-alive connections (the API server keeps a pool of them), slow
+// handshakes and slow senders hold no thread, and cost a few KB each.
 //
 // Each listener:
 //  - routes on (method, path), ignoring the query string (the API server
 //    appends ?timeout=10s); an unknown path is 404, a known path with another
 //    method 405 with an Allow header;
 //  - reads the whole body before calling a handler, refusing with 413 a body
-//    larger than the cap (by Content-Length, and while reading a chunked body);
-//  - optionally requires "Authorization: Bearer <token>" (401 otherwise);
-//  - keeps connections alive, on a bounded pool of worker threads with a
-//    bounded queue of accepted connections waiting for a worker;
+//    larger than the cap (by Content-Length before reading it, and while
+//    reading a chunked body); a malformed request (an invalid Content-Length
+//    among them) is a 400, and the connection is closed;
+//  - optionally requires "Authorization: Bearer <token>": a request without
+//    it is refused with 401 as soon as its headers arrive, before any body;
+//  - bounds every phase: the TLS handshake, a request's headers, its body,
+//    the idle time between keep-alive requests, the writing of an answer;
+//  - caps open connections (more are closed at once, counted);
+//  - queues fully received requests for a fixed pool of workers; when the
+//    queue is full the route's `shed` answer is given at once (counted), or a
+//    503 for routes without one: never a stall;
 //  - turns any exception escaping a handler into a 500 and a log line.
 //
 // A handler is decode -> pure function -> encode: it gets the request as
 // plain data and returns the response as plain data.
 //
 // Thread-safety: handlers run concurrently on the worker threads and must be
-// safe for that. start() and stop() belong to one owning thread.
+// safe for that; a route's `shed` runs on an I/O thread and must be cheap.
+// start() and stop() belong to one owning thread; port(), inFlight() and
+// stats() may be called from any thread.
 
 #include <atomic>
 #include <chrono>
@@ -34,14 +50,9 @@
 #include "scoring/result.h"
 #include "webhook/serving_certificate.h"
 
-namespace Poco {
-class ThreadPool;
-namespace Net {
-class HTTPServer;
-}
-}  // namespace Poco
-
 namespace placer {
+
+class MetricsRegistry;
 
 struct HttpRequest {
   std::string method;
@@ -71,6 +82,9 @@ struct Route {
   std::string method;  // "GET", "POST"
   std::string path;    // exact match: "/mutate"
   RouteHandler handler;
+  // The answer when the request queue is full (on an I/O thread: cheap, no
+  // locks held long). Empty: 503 with Retry-After.
+  RouteHandler shed;
 };
 
 struct ListenerOptions {
@@ -81,11 +95,23 @@ struct ListenerOptions {
   std::vector<Route> routes;
   size_t maxBodyBytes = 3 * 1024 * 1024;
   int workerThreads = 8;
-  int maxQueuedConnections = 64;
-  std::chrono::seconds keepAliveTimeout{30};
-  std::chrono::seconds idleTimeout{30};  // receive/send timeout while a request is in progress
+  std::chrono::seconds keepAliveTimeout{30};  // idle time allowed between keep-alive requests
+  std::chrono::seconds idleTimeout{30};       // to write an answer
   // Non-empty: every request must carry "Authorization: Bearer <token>".
   std::string bearerToken;
+
+  // Open connections beyond this are closed as they are accepted.
+  int maxConnections = 4096;
+  // Fully received requests waiting for a worker; past this, requests are shed.
+  int maxQueuedRequests = 256;
+  // Threads running the TLS and HTTP I/O of every connection.
+  int ioThreads = 1;
+  std::chrono::milliseconds handshakeTimeout{5000};  // accept to TLS handshake done
+  std::chrono::milliseconds headerTimeout{5000};     // a request's first byte to its last header byte
+  std::chrono::milliseconds bodyTimeout{10000};      // its headers to its last body byte
+  // Where the listener's series go (labelled listener=name); null: kept
+  // privately, still readable through stats().
+  MetricsRegistry* metrics = nullptr;
 };
 
 class HttpServer {
@@ -106,14 +132,23 @@ class HttpServer {
   // Requests currently inside a handler.
   int inFlight() const;
 
+  // What the listener's metrics say now.
+  struct Stats {
+    int64_t openConnections = 0;
+    int64_t idleConnections = 0;  // between keep-alive requests
+    int64_t queuedRequests = 0;
+    uint64_t shedRequests = 0;
+    uint64_t refusedConnections = 0;  // over maxConnections
+    uint64_t handshakeFailures = 0;   // every reason
+  };
+  Stats stats() const;
+
   struct Shared;
 
  private:
   HttpServer() = default;
   std::shared_ptr<const ListenerOptions> options_;
   std::shared_ptr<Shared> shared_;
-  std::unique_ptr<Poco::ThreadPool> pool_;
-  std::unique_ptr<Poco::Net::HTTPServer> server_;
   uint16_t port_ = 0;
   bool stopped_ = false;
 };

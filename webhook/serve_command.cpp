@@ -9,6 +9,7 @@
 #include <optional>
 #include <fstream>
 #include <pthread.h>
+#include <sys/resource.h>
 #include <string>
 #include <string_view>
 
@@ -164,6 +165,9 @@ Result<std::unique_ptr<HttpServer>> startExtender(const PlacerSettings& settings
   options.address = settings.extenderListen;
   options.maxBodyBytes = std::max<size_t>(settings.maxRequestBytes, 256u * 1024 * 1024);  // full NodeLists
   options.workerThreads = settings.workerThreads;
+  options.maxConnections = settings.maxConnections;
+  options.maxQueuedRequests = settings.maxQueuedRequests;
+  options.metrics = webhook.metrics;
   const bool loopback = isLoopbackAddress(settings.extenderListen);
   if (!settings.extenderTlsCertFile.empty()) {
     auto cert = ServingCertificate::fromFiles(settings.extenderTlsCertFile, settings.extenderTlsKeyFile);
@@ -286,6 +290,12 @@ int runServe(int argc, char** argv) {
   sigaddset(&signals, SIGINT);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   std::signal(SIGPIPE, SIG_IGN);
+  // Every connection is a descriptor: lift the soft limit (often 1,024) to
+  // the hard one, so maxConnections is what bounds them.
+  if (rlimit files{}; getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur < files.rlim_max) {
+    files.rlim_cur = files.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &files);
+  }
 
   MetricsRegistry metrics;
   registerProcessMetrics(metrics);
@@ -343,6 +353,9 @@ int runServe(int argc, char** argv) {
   options.routes = webhookRoutes(context);
   options.maxBodyBytes = settings.maxRequestBytes;
   options.workerThreads = settings.workerThreads;
+  options.maxConnections = settings.maxConnections;
+  options.maxQueuedRequests = settings.maxQueuedRequests;
+  options.metrics = &metrics;
   auto server = HttpServer::start(std::move(options));
   if (!server) {
     feed->stop();

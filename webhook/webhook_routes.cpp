@@ -67,6 +67,16 @@ struct MutateRoute {
     logEventFields(answer.outcome == AdmissionOutcome::Error ? LogLevel::Warning : LogLevel::Info, "admission", fields);
     return HttpResponse::json(200, std::move(answer.body));
   }
+
+  // Every worker busy and the queue full: allowed unchanged, at once.
+  HttpResponse shed(const HttpRequest& request) const {
+    AdmissionAnswer answer = shedAdmission(request.body);
+    if (answer.outcome == AdmissionOutcome::BadRequest) {
+      metrics.badRequests->inc();
+      return HttpResponse::text(answer.httpStatus, std::move(answer.body));
+    }
+    return HttpResponse::json(200, std::move(answer.body));
+  }
 };
 
 }  // namespace
@@ -110,17 +120,21 @@ std::vector<Route> webhookRoutes(const WebhookContext& context) {
 
   auto mutate = std::make_shared<MutateRoute>(MutateRoute{context, AdmissionMetrics(m)});
   MetricsRegistry* metrics = context.metrics;
+  // Probes are answered even when the queue is full (a failed liveness probe
+  // restarts placer): they are cheap enough for the I/O thread.
+  RouteHandler healthz = [](const HttpRequest&) { return HttpResponse::text(200, "ok\n"); };
+  RouteHandler readyz = [feed](const HttpRequest&) {
+    if (feed == nullptr || feed->synced()) return HttpResponse::text(200, "ok\n");
+    return HttpResponse::text(503, "cluster view not synced yet\n");
+  };
   return {
-      Route{"POST", "/mutate", [mutate](const HttpRequest& r) { return (*mutate)(r); }},
-      Route{"GET", "/healthz", [](const HttpRequest&) { return HttpResponse::text(200, "ok\n"); }},
+      Route{"POST", "/mutate", [mutate](const HttpRequest& r) { return (*mutate)(r); },
+            [mutate](const HttpRequest& r) { return mutate->shed(r); }},
+      Route{"GET", "/healthz", healthz, healthz},
       // Liveness: the process serves requests. Never tied to the API server or
       // the view, since a restart would bring neither back.
-      Route{"GET", "/livez", [](const HttpRequest&) { return HttpResponse::text(200, "ok\n"); }},
-      Route{"GET", "/readyz",
-            [feed](const HttpRequest&) {
-              if (feed == nullptr || feed->synced()) return HttpResponse::text(200, "ok\n");
-              return HttpResponse::text(503, "cluster view not synced yet\n");
-            }},
+      Route{"GET", "/livez", healthz, healthz},
+      Route{"GET", "/readyz", readyz, readyz},
       Route{"GET", "/metrics",
             [metrics](const HttpRequest&) {
               return HttpResponse{200, std::string(kPrometheusContentType), metrics->render(), {}};

@@ -13,6 +13,8 @@ inline constexpr std::string_view kNodePorts = "NodePorts";
 inline constexpr std::string_view kNodeResourcesFit = "NodeResourcesFit";
 inline constexpr std::string_view kNodeResourcesBalancedAllocation = "NodeResourcesBalancedAllocation";
 inline constexpr std::string_view kImageLocality = "ImageLocality";
+inline constexpr std::string_view kPodTopologySpread = "PodTopologySpread";
+inline constexpr std::string_view kInterPodAffinity = "InterPodAffinity";
 inline constexpr std::string_view kLabelPriority = "LabelPriority";  // placer's own
 
 }  // namespace placer::names

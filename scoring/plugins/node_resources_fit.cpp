@@ -25,16 +25,6 @@ constexpr int64_t kMaxCustomPriorityScore = 10;
 // ---------------------------------------------------------------------------
 // Field errors worded like k8s.io/apimachinery/pkg/util/validation/field.
 
-std::string goQuote(std::string_view s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    out += c;
-  }
-  out += '"';
-  return out;
-}
-
 std::string invalid(std::string_view path, std::string_view value, std::string_view detail) {
   return std::string(path) + ": Invalid value: " + std::string(value) + ": " + std::string(detail);
 }
@@ -162,11 +152,25 @@ struct PodFitRequest final : StateData {
   int64_t memory = 0;
   int64_t ephemeralStorage = 0;
   std::vector<std::pair<std::string, int64_t>> scalars;
+  size_t positiveScalars = 0;  // scalars with a quantity > 0: all short on a node that lacks them
 };
+
+// Past this many scalar resources, a node is checked from its own side: the
+// few names it has (allocatable or in use) are looked up in the request, and
+// every other requested name is one it lacks. Per node O(m log n) for m names
+// on the node and n in the request, instead of O(n log m): a pod may request
+// tens of thousands of distinct extended resources.
+constexpr size_t kNodeSideScalars = 32;
+// Reasons listed per node; past this, one more says how many were left out.
+constexpr size_t kMaxListedShortfalls = 16;
 
 constexpr std::string_view kRejectionsKey = "FilterNodeResourcesFitRejections";
 struct Rejections final : StateData {
   std::deque<std::pair<uint64_t, Status>> byShape;  // by shortfall(); a deque: the Statuses stay put
+  // For requests checked from the node's side: by (checks 0-3 and the
+  // exceeds-node bit, then the request indices whose verdict differs from a
+  // node lacking the name).
+  std::deque<std::pair<std::vector<uint64_t>, Status>> byExceptions;
 };
 
 struct PodScoreRequests final : StateData {
@@ -202,6 +206,7 @@ class NodeResourcesFit final : public PreFilterPlugin, public FilterPlugin, publ
       if (quantity == 0 || !isScalarResourceName(resource)) continue;
       if (isExtendedResourceName(resource) && isIgnored(resource)) continue;
       request->scalars.emplace_back(resource, quantity);
+      if (quantity > 0) ++request->positiveScalars;
     }
     state.write(kPreFilterKey, std::move(request));
     return Status::success();
@@ -228,7 +233,12 @@ class NodeResourcesFit final : public PreFilterPlugin, public FilterPlugin, publ
       if (fits(*request, node)) continue;
       uint64_t shape = shortfall(*request, node);
       if (shape == kUnkeyed) {
-        sink.reject(static_cast<uint32_t>(i), insufficientResources(*request, node));
+        std::vector<uint64_t> key = exceptionsKey(*request, node);
+        auto& byExceptions = state.memo<Rejections>(kRejectionsKey).byExceptions;
+        auto it = std::find_if(byExceptions.begin(), byExceptions.end(), [&](const auto& e) { return e.first == key; });
+        if (it == byExceptions.end())
+          it = byExceptions.insert(byExceptions.end(), {std::move(key), insufficientResources(*request, node)});
+        sink.rejectWith(static_cast<uint32_t>(i), it->second);
         continue;
       }
       auto it = std::find_if(byShape.begin(), byShape.end(), [&](const auto& e) { return e.first == shape; });
@@ -300,6 +310,7 @@ class NodeResourcesFit final : public PreFilterPlugin, public FilterPlugin, publ
                 !(request.memory > 0 && request.memory > available(allocatable.memory, used.memory)) &&
                 !(request.ephemeralStorage > 0 &&
                   request.ephemeralStorage > available(allocatable.ephemeralStorage, used.ephemeralStorage));
+    if (fits && request.scalars.size() > kNodeSideScalars) return scalarShortfalls(request, node).count == 0;
     for (size_t i = 0; fits && i < request.scalars.size(); ++i) {
       const auto& [resource, quantity] = request.scalars[i];
       fits = quantity <= available(allocatable.scalar(resource), used.scalar(resource));
@@ -311,8 +322,23 @@ class NodeResourcesFit final : public PreFilterPlugin, public FilterPlugin, publ
   // in upstream's order: check 0 is the pod count (resource ""), 1-3 cpu,
   // memory, ephemeral-storage, 4 + i the request's i-th scalar resource.
   // exceedsNode: larger than the whole node, so evicting pods cannot help.
+  // Returning false from f stops the walk (only for the scalar resources).
   template <class F>
   static void forEachShortfall(const PodFitRequest& request, const NodeInfo& node, F&& f) {
+    forEachBaseShortfall(request, node, f);
+    const Resources& allocatable = node.allocatable();
+    const Resources& used = node.requested;
+    for (size_t i = 0; i < request.scalars.size(); ++i) {
+      const auto& [resource, quantity] = request.scalars[i];
+      int64_t alloc = allocatable.scalar(resource);
+      if (quantity > available(alloc, used.scalar(resource)) && !f(4 + i, std::string_view(resource), quantity > alloc))
+        return;
+    }
+  }
+
+  // Checks 0-3 of forEachShortfall.
+  template <class F>
+  static void forEachBaseShortfall(const PodFitRequest& request, const NodeInfo& node, F&& f) {
     const Resources& allocatable = node.allocatable();
     const Resources& used = node.requested;
     if (static_cast<int64_t>(node.podCount) + 1 > allocatable.pods) f(size_t{0}, std::string_view(), false);
@@ -322,11 +348,65 @@ class NodeResourcesFit final : public PreFilterPlugin, public FilterPlugin, publ
     check(1, request.milliCpu, allocatable.milliCpu, used.milliCpu, kResourceCpu);
     check(2, request.memory, allocatable.memory, used.memory, kResourceMemory);
     check(3, request.ephemeralStorage, allocatable.ephemeralStorage, used.ephemeralStorage, kResourceEphemeralStorage);
-    for (size_t i = 0; i < request.scalars.size(); ++i) {
-      const auto& [resource, quantity] = request.scalars[i];
-      int64_t alloc = allocatable.scalar(resource);
-      if (quantity > available(alloc, used.scalar(resource))) f(4 + i, std::string_view(resource), quantity > alloc);
+  }
+
+  // Calls f(i, short, exceedsNode) for every request index i whose scalar
+  // resource the node names (allocatable or in use), once each, in name
+  // order. Every other requested name the node lacks: short and exceeding
+  // the node exactly when its quantity is positive.
+  template <class F>
+  static void forEachNamedScalar(const PodFitRequest& request, const NodeInfo& node, F&& f) {
+    const auto& alloc = node.allocatable().scalars;
+    const auto& used = node.requested.scalars;
+    auto a = alloc.begin();
+    auto u = used.begin();
+    while (a != alloc.end() || u != used.end()) {
+      const std::string_view name = (u == used.end() || (a != alloc.end() && a->first <= u->first))
+                                        ? std::string_view(a->first)
+                                        : std::string_view(u->first);
+      const int64_t allocated = (a != alloc.end() && a->first == name) ? (a++)->second : 0;
+      const int64_t inUse = (u != used.end() && u->first == name) ? (u++)->second : 0;
+      auto it = std::lower_bound(request.scalars.begin(), request.scalars.end(), name,
+                                 [](const auto& e, std::string_view n) { return e.first < n; });
+      if (it == request.scalars.end() || it->first != name) continue;
+      const int64_t quantity = it->second;
+      f(static_cast<size_t>(it - request.scalars.begin()), quantity > available(allocated, inUse), quantity > allocated);
     }
+  }
+
+  struct ScalarShortfalls {
+    size_t count = 0;
+    bool exceedsNode = false;
+  };
+  // How many of the request's scalar resources the node lacks, from the node's side.
+  static ScalarShortfalls scalarShortfalls(const PodFitRequest& request, const NodeInfo& node) {
+    size_t count = request.positiveScalars;
+    size_t namedPositive = 0;
+    bool exceeds = false;
+    forEachNamedScalar(request, node, [&](size_t i, bool isShort, bool exceedsNode) {
+      const bool positive = request.scalars[i].second > 0;
+      namedPositive += positive ? 1 : 0;
+      count = count - (positive ? 1 : 0) + (isShort ? 1 : 0);
+      exceeds = exceeds || (isShort && exceedsNode);
+    });
+    return {count, exceeds || namedPositive < request.positiveScalars};
+  }
+
+  // The key of a rejection, for requests checked from the node's side:
+  // checks 0-3 as bits, the exceeds-node bit, then every named index whose
+  // verdict differs from a node lacking the name.
+  static std::vector<uint64_t> exceptionsKey(const PodFitRequest& request, const NodeInfo& node) {
+    std::vector<uint64_t> key{0};
+    forEachBaseShortfall(request, node, [&](size_t check, std::string_view, bool exceedsNode) {
+      key[0] |= uint64_t{1} << check;
+      if (exceedsNode) key[0] |= kExceedsNode;
+    });
+    forEachNamedScalar(request, node, [&](size_t i, bool isShort, bool exceedsNode) {
+      const bool positive = request.scalars[i].second > 0;
+      if (isShort != positive || (isShort && exceedsNode != positive))
+        key.push_back(uint64_t{i} << 2 | uint64_t{isShort} << 1 | uint64_t{isShort && exceedsNode});
+    });
+    return key;
   }
 
   // The shape of a rejection, which decides its reasons: one bit per check of
@@ -340,19 +420,36 @@ class NodeResourcesFit final : public PreFilterPlugin, public FilterPlugin, publ
     forEachShortfall(request, node, [&](size_t check, std::string_view, bool exceedsNode) {
       shape |= uint64_t{1} << check;
       if (exceedsNode) shape |= kExceedsNode;
+      return true;
     });
     return shape;
   }
 
-  // The slow path of Filter: every reason, in upstream's order (pods, cpu,
-  // memory, ephemeral-storage, then scalar resources by name).
+  // The slow path of Filter: the reasons in upstream's order (pods, cpu,
+  // memory, ephemeral-storage, then scalar resources by name), at most
+  // kMaxListedShortfalls of them, then "and N more insufficient resources".
   static Status insufficientResources(const PodFitRequest& request, const NodeInfo& node) {
     std::vector<std::string> reasons;
     bool unresolvable = false;
+    size_t listedScalars = 0;
+    size_t unlisted = 0;
+    const bool nodeSide = request.scalars.size() > kNodeSideScalars;
     forEachShortfall(request, node, [&](size_t check, std::string_view resource, bool exceedsNode) {
-      reasons.push_back(check == 0 ? std::string("Too many pods") : "Insufficient " + std::string(resource));
       unresolvable = unresolvable || exceedsNode;
+      if (reasons.size() == kMaxListedShortfalls) {
+        ++unlisted;
+        return !nodeSide;  // from the node's side, the rest is counted below
+      }
+      reasons.push_back(check == 0 ? std::string("Too many pods") : "Insufficient " + std::string(resource));
+      if (check >= 4) ++listedScalars;
+      return true;
     });
+    if (nodeSide) {
+      const ScalarShortfalls all = scalarShortfalls(request, node);
+      unlisted = all.count - listedScalars;
+      unresolvable = unresolvable || all.exceedsNode;
+    }
+    if (unlisted > 0) reasons.push_back("and " + std::to_string(unlisted) + " more insufficient resources");
     return Status(unresolvable ? Code::UnschedulableAndUnresolvable : Code::Unschedulable, std::move(reasons));
   }
 

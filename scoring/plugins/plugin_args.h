@@ -27,6 +27,9 @@ Outcome checkArgsObject(const nlohmann::json& args, std::string_view argsType,
 // digits, nothing else; nullopt on syntax errors and on int64 overflow.
 std::optional<int64_t> parseGoInt64(std::string_view text);
 
+// Go's %q of a string (quotes; \" and \\ escaped; control bytes as \n, \t, \xNN).
+std::string goQuote(std::string_view s);
+
 // validation.IsQualifiedName (label keys, resource names): empty when valid,
 // otherwise apimachinery's reasons, word for word.
 std::vector<std::string> qualifiedNameErrors(std::string_view key);

@@ -33,12 +33,35 @@
 // --dry-run 1 sends dryRun reviews: the same decisions, nothing reserved, so
 // the difference to a normal run is what reserving costs (locks included).
 //
+// --connections N opens N more TLS keep-alive connections before the run, each
+// sending one request, and holds them idle throughout (an API server's pool:
+// many connections, few active). --slowloris N keeps N connections sending
+// their headers a byte every --slowloris-interval ms (default 100; reopened
+// when the server closes them at its header deadline), and N/4 more that
+// connect and never start TLS.
+//
+// Two processes, so the server's memory is its own:
+//   admission_loadgen --serve DIR [view and server options]   writes DIR/port and DIR/ca.pem, serves until SIGTERM
+//   admission_loadgen --target DIR [client options] [--server-pid PID]
+// --server-pid reports the server's RSS (from /proc) before and after the
+// idle connections are opened.
+//
 // Server and clients share the machine (the figures are for that setup).
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <netinet/in.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
+#include <mutex>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -77,6 +100,128 @@ struct Options {
   bool dryRun = false;  // dryRun reviews: decisions without reservations
   double watchRate = 0;  // > 0: pod MODIFIED events applied to the view per second meanwhile
   size_t decisionCache = Engine::kDefaultCacheCapacity;
+  int connections = 0;  // idle keep-alive connections held open during the run
+  int slowloris = 0;    // connections sending their headers a byte at a time
+  int slowlorisIntervalMs = 100;
+  std::string serveDir;   // --serve: server only
+  std::string targetDir;  // --target: clients only, against a --serve process
+  int serverPid = 0;
+};
+
+// The resident set of a process, in MB (VmRSS).
+double rssMb(int pid) {
+  std::ifstream in("/proc/" + (pid > 0 ? std::to_string(pid) : std::string("self")) + "/status");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind("VmRSS:", 0) == 0) return std::stod(line.substr(6)) / 1024.0;
+  return 0;
+}
+
+void raiseOpenFileLimit() {
+  rlimit limit{};
+  getrlimit(RLIMIT_NOFILE, &limit);
+  limit.rlim_cur = limit.rlim_max;
+  setrlimit(RLIMIT_NOFILE, &limit);
+}
+
+std::string readFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// Idle keep-alive connections (one request each, then held) and slowloris
+// connections, kept up until stop().
+class BackgroundConnections {
+ public:
+  BackgroundConnections(uint16_t port, std::string caPem) : port_(port), caPem_(std::move(caPem)) {}
+  ~BackgroundConnections() { stop(); }
+
+  size_t openIdle(int n) {
+    for (int i = 0; i < n; ++i) {
+      auto c = connect();
+      if (!c) continue;
+      auto r = (*c)->request("POST", "/echo", "{}");
+      if (r && r->status == 200) idle_.push_back(std::move(*c));
+    }
+    return idle_.size();
+  }
+
+  void startSlowloris(int n, int intervalMs) {
+    if (n <= 0) return;
+    thread_ = std::thread([this, n, intervalMs] {
+      std::vector<std::unique_ptr<testing::HttpTestClient>> slow(static_cast<size_t>(n));
+      std::vector<int> silent(size_t(n / 4), -1);
+      const std::string header = "POST /mutate HTTP/1.1\r\nHost: placer\r\nContent-Type: application/json\r\n";
+      std::vector<size_t> sent(static_cast<size_t>(n), 0);
+      while (!stopping_.load()) {
+        for (size_t i = 0; i < slow.size() && !stopping_.load(); ++i) {
+          if (!slow[i]) {
+            auto c = connect();
+            if (!c) continue;
+            slow[i] = std::move(*c);
+            sent[i] = 0;
+            ++reopened_;
+          }
+          // One byte of a header that never ends.
+          char byte = header[sent[i] % header.size()];
+          if (!slow[i]->writeRaw(std::string_view(&byte, 1))) slow[i].reset();
+          ++sent[i];
+        }
+        for (int& fd : silent) {
+          char probe;
+          if (fd >= 0 && ::recv(fd, &probe, 1, MSG_DONTWAIT) == 0) {  // closed by the server
+            ::close(fd);
+            fd = -1;
+          }
+          if (fd < 0) fd = rawConnect();
+        }
+        std::unique_lock lock(mutex_);
+        wake_.wait_for(lock, std::chrono::milliseconds(intervalMs), [this] { return stopping_.load(); });
+      }
+      for (int fd : silent)
+        if (fd >= 0) ::close(fd);
+    });
+  }
+
+  size_t reopened() const { return reopened_.load(); }
+
+  void stop() {
+    stopping_ = true;
+    wake_.notify_all();
+    if (thread_.joinable()) thread_.join();
+    idle_.clear();
+  }
+
+ private:
+  Result<std::unique_ptr<testing::HttpTestClient>> connect() {
+    testing::ClientOptions co;
+    co.port = port_;
+    co.caPem = caPem_;
+    return testing::HttpTestClient::connect(co);
+  }
+  int rawConnect() {
+    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(port_);
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+      ::close(fd);
+      return -1;
+    }
+    return fd;
+  }
+
+  uint16_t port_;
+  std::string caPem_;
+  std::vector<std::unique_ptr<testing::HttpTestClient>> idle_;
+  std::thread thread_;
+  std::atomic<bool> stopping_{false};
+  std::atomic<size_t> reopened_{0};
+  std::mutex mutex_;
+  std::condition_variable wake_;
 };
 
 constexpr std::string_view kUidPlaceholder = "00000000-0000-4000-8000-000000000000";
@@ -222,6 +367,37 @@ void report(const PhaseResult& r) {
               r.latenciesUs.empty() ? 0.0 : r.latenciesUs.back());
 }
 
+// Clients only, against `admission_loadgen --serve DIR` in another process.
+int runClients(const Options& o, const GeneratorParams& params) {
+  std::string portText;
+  for (int i = 0; i < 600 && (portText = readFile(o.targetDir + "/port")).empty(); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));  // the server fills its view first
+  if (portText.empty()) {
+    std::fprintf(stderr, "no %s/port: is admission_loadgen --serve running?\n", o.targetDir.c_str());
+    return 1;
+  }
+  const uint16_t port = static_cast<uint16_t>(std::stoi(portText));
+  const std::string caPem = readFile(o.targetDir + "/ca.pem");
+  auto payloads = makePayloads(params, 512, o.dryRun);
+  std::printf("target port %u; clients=%d seconds=%.1f connections=%d slowloris=%d\n", port, o.clients, o.seconds,
+              o.connections, o.slowloris);
+  if (o.serverPid > 0) std::printf("server RSS before: %.1f MB\n", rssMb(o.serverPid));
+  BackgroundConnections background(port, caPem);
+  if (o.connections > 0) {
+    const size_t opened = background.openIdle(o.connections);
+    std::printf("idle keep-alive connections: %zu open\n", opened);
+    if (o.serverPid > 0) std::printf("server RSS with them: %.1f MB\n", rssMb(o.serverPid));
+  }
+  background.startSlowloris(o.slowloris, o.slowlorisIntervalMs);
+  std::atomic<uint64_t> uids{1};
+  if (o.route == "both" || o.route == "echo") report(runPhase("/echo", port, caPem, payloads, o, uids));
+  if (o.route == "both" || o.route == "mutate") report(runPhase("/mutate", port, caPem, payloads, o, uids));
+  if (o.slowloris > 0) std::printf("slowloris connections (re)opened: %zu\n", background.reopened());
+  if (o.serverPid > 0) std::printf("server RSS after: %.1f MB\n", rssMb(o.serverPid));
+  background.stop();
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -240,6 +416,12 @@ int main(int argc, char** argv) {
     else if (a == "--dry-run") o.dryRun = v == "1" || v == "true";
     else if (a == "--watch-rate") o.watchRate = std::stod(v);
     else if (a == "--decision-cache") o.decisionCache = std::stoul(v);
+    else if (a == "--connections") o.connections = std::stoi(v);
+    else if (a == "--slowloris") o.slowloris = std::stoi(v);
+    else if (a == "--slowloris-interval") o.slowlorisIntervalMs = std::stoi(v);
+    else if (a == "--serve") o.serveDir = v;
+    else if (a == "--target") o.targetDir = v;
+    else if (a == "--server-pid") o.serverPid = std::stoi(v);
     else {
       std::fprintf(stderr, "unknown option %s\n", a.c_str());
       return 2;
@@ -248,10 +430,12 @@ int main(int argc, char** argv) {
   // Decision log lines are formatted and written, to /dev/null.
   std::FILE* devnull = std::fopen("/dev/null", "w");
   setLogOutput(devnull);
-
+  raiseOpenFileLimit();
   GeneratorParams params;
   params.nodes = o.nodes;
   params.podsPerNode = o.podsPerNode;
+  if (!o.targetDir.empty()) return runClients(o, params);
+
   auto t0 = Clock::now();
   ClusterState state;
   state.update([&](MutableClusterView& view) { fillClusterView(view, params); });
@@ -313,6 +497,28 @@ int main(int argc, char** argv) {
     return 1;
   }
 
+  if (!o.serveDir.empty()) {
+    // Server only: clients come from another process (--target).
+    sigset_t signals;
+    sigemptyset(&signals);
+    sigaddset(&signals, SIGTERM);
+    sigaddset(&signals, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+    std::ofstream(o.serveDir + "/ca.pem") << ca->certificatePem;
+    std::ofstream(o.serveDir + "/port.tmp") << (*server)->port() << "\n";
+    std::rename((o.serveDir + "/port.tmp").c_str(), (o.serveDir + "/port").c_str());
+    std::printf("serving on port %u, pid %d, RSS %.0f MB\n", (*server)->port(), int(getpid()), rssMb(0));
+    std::fflush(stdout);
+    int signal = 0;
+    sigwait(&signals, &signal);
+    const HttpServer::Stats st = (*server)->stats();
+    std::printf("server: open=%lld idle=%lld shed=%llu refused=%llu handshake failures=%llu, RSS %.0f MB\n",
+                (long long)st.openConnections, (long long)st.idleConnections, (unsigned long long)st.shedRequests,
+                (unsigned long long)st.refusedConnections, (unsigned long long)st.handshakeFailures, rssMb(0));
+    (*server)->stop(std::chrono::seconds(5));
+    return 0;
+  }
+
   auto payloads = makePayloads(params, 512, o.dryRun);
   {
     // The decision alone, on one thread, for scale: every node computed (no cache).
@@ -332,6 +538,14 @@ int main(int argc, char** argv) {
   std::printf("clients=%d workers=%d seconds=%.1f, %zu distinct pending pods, %s profile, decision cache %zu entries\n",
               o.clients, o.workers, o.seconds, payloads.size(), o.profile.c_str(), o.decisionCache);
   std::atomic<uint64_t> uids{1};
+  BackgroundConnections background((*server)->port(), ca->certificatePem);
+  if (o.connections > 0) {
+    const double before = rssMb(0);
+    const size_t opened = background.openIdle(o.connections);
+    std::printf("idle keep-alive connections: %zu open (process RSS %.0f MB -> %.0f MB, clients included)\n", opened,
+                before, rssMb(0));
+  }
+  background.startSlowloris(o.slowloris, o.slowlorisIntervalMs);
   if (o.route == "both" || o.route == "echo") report(runPhase("/echo", (*server)->port(), ca->certificatePem, payloads, o, uids));
   if (o.route == "both" || o.route == "mutate") {
     std::atomic<bool> watchDone{false};
@@ -379,6 +593,7 @@ int main(int argc, char** argv) {
                   (unsigned long long)stats.misses, (unsigned long long)stats.bypassed);
     }
   }
+  background.stop();
   (*server)->stop(std::chrono::seconds(5));
   return 0;
 }

@@ -45,10 +45,12 @@ const MutableClusterView& viewOf(int nodes) {
   return *view;
 }
 
-// range(0): nodes; range(1): which pending pod of the generator's mix of six
-// (0 plain Deployment pod, 1 preferred zone affinity and anti-affinity to its
-// own replicas, 2 highmem pool, 3 init container + sidecar, 4 GPU, 5 best
-// effort with a toleration).
+// range(0): nodes; range(1): which pending pod of the generator's mix of nine
+// (0 plain Deployment pod under system default spreading, 1 preferred zone
+// affinity and anti-affinity to its own replicas, 2 highmem pool, 3 init
+// container + sidecar, 4 GPU, 5 best effort with a toleration, 6 required
+// anti-affinity on the hostname, 7 required affinity on the zone, 8 a
+// DoNotSchedule zone spread).
 void BM_PlaceDefaultProfile(benchmark::State& state) {
   const int nodes = static_cast<int>(state.range(0));
   const MutableClusterView& view = viewOf(nodes);
@@ -68,7 +70,7 @@ void BM_PlaceDefaultProfile(benchmark::State& state) {
 }
 BENCHMARK(BM_PlaceDefaultProfile)
     ->ArgsProduct({{500, 5000, 15000}, {0}})
-    ->ArgsProduct({{5000}, {1, 2, 3, 4, 5}})
+    ->ArgsProduct({{5000}, {1, 2, 3, 4, 5, 6, 7, 8}})
     ->Unit(benchmark::kMicrosecond);
 
 // The same decision with Detail::Full (what explain and the extender ask for).
@@ -99,7 +101,7 @@ void BM_ConfirmOneNode(benchmark::State& state) {
     benchmark::DoNotOptimize(decision.selected);
   }
 }
-BENCHMARK(BM_ConfirmOneNode)->DenseRange(0, 5)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_ConfirmOneNode)->DenseRange(0, 8)->Unit(benchmark::kMicrosecond);
 
 // Replicas of one template admitted one after the other, as a scaling
 // ReplicaSet's are: each decision is followed by its reservation on the chosen
@@ -117,12 +119,8 @@ void BM_CacheReplicasWithReservations(benchmark::State& state) {
     benchmark::DoNotOptimize(decision.selected);
     state.PauseTiming();
     if (decision.selected != nullptr) {
-      Reservation r;
-      r.id = "r" + std::to_string(n++);
-      r.nodeName = decision.selected->name();
-      r.requests = pod.requests;
-      r.nonZeroRequests = pod.nonZeroRequests;
-      r.hostPorts = pod.hostPorts;
+      Reservation r = reservationFor(pod, "r" + std::to_string(n++), decision.selected->name(),
+                                     std::chrono::steady_clock::time_point::max());
       view->reserve(r);
       view->release(r.id);  // the watch's pod takes its place: the node changes again
     }

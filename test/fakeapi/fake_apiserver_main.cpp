@@ -224,6 +224,12 @@ int main(int argc, char** argv) {
 
   // The generated cluster, loaded on both cores.
   const auto loadStart = Clock::now();
+  for (nlohmann::json& o : placer::generateWorkloadObjects(args.params)) {
+    if (auto n = server.loadAny(std::move(o)); !n) {
+      std::cerr << "fake-apiserver: workload: " << n.error().message << "\n";
+      return 1;
+    }
+  }
   for (int i = 0; i < args.params.nodes; ++i) {
     if (auto o = server.load(Kind::Node, placer::generateNode(args.params, i)); !o) {
       std::cerr << "fake-apiserver: node " << i << ": " << o.error().message << "\n";

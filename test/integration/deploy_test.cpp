@@ -45,6 +45,11 @@ struct Allowed {
 const std::map<std::pair<std::string, std::string>, Allowed> kClusterGrants = {
     {{"", "nodes"}, {{"get", "list", "watch"}, {}}},
     {{"", "pods"}, {{"get", "list", "watch"}, {}}},
+    {{"", "namespaces"}, {{"list", "watch"}, {}}},
+    {{"", "services"}, {{"list", "watch"}, {}}},
+    {{"", "replicationcontrollers"}, {{"list", "watch"}, {}}},
+    {{"apps", "replicasets"}, {{"list", "watch"}, {}}},
+    {{"apps", "statefulsets"}, {{"list", "watch"}, {}}},
     {{"", "pods/binding"}, {{"create"}, {}}},
     {{"", "events"}, {{"create"}, {}}},
     {{"events.k8s.io", "events"}, {{"create"}, {}}},

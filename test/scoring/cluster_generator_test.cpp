@@ -50,11 +50,19 @@ TEST(ClusterGenerator, JsonDecodesToTheDirectlyBuiltObjects) {
     EXPECT_EQ(pod->hostPorts, direct.hostPorts) << i;
     EXPECT_EQ(pod->tolerations, direct.tolerations) << i;
     EXPECT_EQ(pod->nodeAffinity, direct.nodeAffinity) << i;
+    EXPECT_EQ(pod->podAffinity, direct.podAffinity) << i;
+    EXPECT_EQ(pod->podAntiAffinity, direct.podAntiAffinity) << i;
+    EXPECT_EQ(pod->ownerKind, direct.ownerKind) << i;
+    EXPECT_EQ(pod->ownerApiVersion, direct.ownerApiVersion) << i;
+    EXPECT_EQ(pod->ownerName, direct.ownerName) << i;
   }
-  for (int i = 0; i < 6; ++i) {
+  for (int i = 0; i < kPendingShapes; ++i) {
     auto pod = decodePod(generatePendingPod(p, i));
     ASSERT_TRUE(pod.ok()) << pod.error().message;
     EXPECT_EQ(pod->requests, generatePendingPodObject(p, i).requests) << i;
+    EXPECT_EQ(pod->podAffinity, generatePendingPodObject(p, i).podAffinity) << i;
+    EXPECT_EQ(pod->podAntiAffinity, generatePendingPodObject(p, i).podAntiAffinity) << i;
+    EXPECT_EQ(pod->topologySpreadConstraints, generatePendingPodObject(p, i).topologySpreadConstraints) << i;
     EXPECT_TRUE(pod->nodeName.empty());
   }
 }

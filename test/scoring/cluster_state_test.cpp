@@ -171,6 +171,15 @@ std::vector<Case> cases() {
          v.upsertPod(makePod({.name = "b", .node = "n1", .hostPorts = {9100}}));
          v.removePod("uid-a");
        }, {{"n1", 1, 100, 100, 1}}, 1},
+      {"a pod with many host ports leaves only its own, even those another pod also uses", [](MutableClusterView& v) {
+         v.upsertNode(makeNode("n1"));
+         std::vector<int32_t> many;
+         for (int32_t port = 1; port <= 40000; ++port) many.push_back(port);
+         v.upsertPod(makePod({.name = "b", .node = "n1", .hostPorts = {9100, 40001}}));
+         v.upsertPod(makePod({.name = "a", .node = "n1", .hostPorts = many}));
+         v.upsertPod(makePod({.name = "c", .node = "n1", .hostPorts = {9100}}));
+         v.removePod("uid-a");
+       }, {{"n1", 2, 200, 200, 3}}, 2},
       {"a reservation counts like a pod", [](MutableClusterView& v) {
          v.upsertNode(makeNode("n1"));
          ASSERT_TRUE(v.reserve(makeReservation("r1", "n1", 500)));
@@ -463,7 +472,7 @@ TEST(ClusterState, ReservationsAlongsideDecisionsFillTheClusterExactly) {
         return chosen ? chosen->name() : std::string();
       });
       if (node.empty()) return;
-      auto outcome = state.reserve(reservationFor(node), [&](const ClusterView& view, const NodeInfo& n) {
+      auto outcome = state.reserve(reservationFor(node), 0, [&](const ClusterView& view, const NodeInfo& n) {
         const NodeInfo* candidates[] = {&n};
         return engine.evaluate(pod, view, candidates, Detail::FilterOnly).selected != nullptr;
       });
@@ -520,10 +529,10 @@ TEST(ClusterState, ReservingATakenIdNeedsTheExclusivePath) {
   state.upsertNode(makeNode("n1"));
   state.upsertNode(makeNode("n2"));
   auto accept = [](const ClusterView&, const NodeInfo&) { return true; };
-  EXPECT_EQ(state.reserve(makeReservation("uid-1", "n1", 500), accept), ClusterState::ReserveOutcome::Reserved);
-  EXPECT_EQ(state.reserve(makeReservation("uid-1", "n2", 500), accept), ClusterState::ReserveOutcome::NeedsExclusive);
-  EXPECT_EQ(state.reserve(makeReservation("uid-2", "gone", 500), accept), ClusterState::ReserveOutcome::UnknownNode);
-  EXPECT_EQ(state.reserve(makeReservation("uid-3", "n2", 500), [](const ClusterView&, const NodeInfo&) { return false; }),
+  EXPECT_EQ(state.reserve(makeReservation("uid-1", "n1", 500), 0, accept), ClusterState::ReserveOutcome::Reserved);
+  EXPECT_EQ(state.reserve(makeReservation("uid-1", "n2", 500), 0, accept), ClusterState::ReserveOutcome::NeedsExclusive);
+  EXPECT_EQ(state.reserve(makeReservation("uid-2", "gone", 500), 0, accept), ClusterState::ReserveOutcome::UnknownNode);
+  EXPECT_EQ(state.reserve(makeReservation("uid-3", "n2", 500), 0, [](const ClusterView&, const NodeInfo&) { return false; }),
             ClusterState::ReserveOutcome::NotConfirmed);
   state.read([](const ClusterView& view) {
     EXPECT_EQ(view.findNode("n1")->requested.milliCpu, 500);

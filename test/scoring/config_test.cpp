@@ -49,7 +49,7 @@ TEST(Configuration, NothingMeansAllDefaults) {
   ASSERT_TRUE(config.ok());
   EXPECT_EQ(config->settings.schedulerNames, std::vector<std::string>{"default-scheduler"});
   EXPECT_EQ(config->settings.reservationTtl, 30s);
-  EXPECT_EQ(config->profile->scorePlugins().size(), 5u);
+  EXPECT_EQ(config->profile->scorePlugins().size(), 7u);
 }
 
 constexpr const char* kPlacerYaml = R"(apiVersion: placer.io/v1alpha1
@@ -68,6 +68,8 @@ webhook:
   tlsKeyFile: /etc/placer/tls/tls.key
   maxRequestBytes: 1048576
   workerThreads: 4
+  maxConnections: 2048
+  maxQueuedRequests: 32
 extender:
   listen: 127.0.0.1:8889
   tokenFile: /var/run/secrets/placer/token
@@ -101,6 +103,8 @@ TEST(Configuration, PlacerConfigurationInYaml) {
   EXPECT_EQ(s.tlsKeyFile, "/etc/placer/tls/tls.key");
   EXPECT_EQ(s.maxRequestBytes, 1048576u);
   EXPECT_EQ(s.workerThreads, 4);
+  EXPECT_EQ(s.maxConnections, 2048);
+  EXPECT_EQ(s.maxQueuedRequests, 32);
   EXPECT_EQ(s.extenderListen, "127.0.0.1:8889");
   EXPECT_EQ(s.extenderTokenFile, "/var/run/secrets/placer/token");
   EXPECT_EQ(s.metricsListen, "0.0.0.0:9090");

@@ -44,22 +44,19 @@ std::string describeNodes(const Decision& d) {
   return out;
 }
 
+// A reservation counts like its pod: resources, and for the topology plugins
+// its namespace, labels and affinity terms.
 Reservation reservationFor(const Pod& pod, const std::string& node, int n) {
-  Reservation r;
-  r.id = "review-" + std::to_string(n);
-  r.nodeName = node;
-  r.podKey = pod.namespace_ + "/" + pod.generateName;
-  r.requests = pod.requests;
-  r.nonZeroRequests = pod.nonZeroRequests;
-  r.hostPorts = pod.hostPorts;
-  return r;
+  return placer::reservationFor(pod, "review-" + std::to_string(n), node, std::chrono::steady_clock::time_point::max());
 }
 
-// The generator's pending pods (its six shapes over twenty apps), a pod with a
+// The generator's pending pods (its shapes over twenty apps: replicas of
+// Deployments under system default spreading, with required pod
+// (anti-)affinity, with a DoNotSchedule spread), a pod with a
 // host port, one that no node fits, and one selecting a label no node has yet.
 std::vector<Pod> pendingPods(const GeneratorParams& params) {
   std::vector<Pod> out;
-  for (int i = 0; i < 24; ++i) out.push_back(generatePendingPodObject(params, i));
+  for (int i = 0; i < 3 * kPendingShapes; ++i) out.push_back(generatePendingPodObject(params, i));
   Pod withPort = generatePendingPodObject(params, 0);
   withPort.containers.front().hostPorts.push_back({"0.0.0.0", "TCP", 9100});
   computePodRequests(withPort);
@@ -260,6 +257,21 @@ TEST(DecisionCache, AShapeWhoseResultsCannotBeKeptIsDecidedWithoutIt) {
   EXPECT_EQ(cache.stats().bypassed, 1u);
   EXPECT_EQ(cache.stats().hits, 0u);
   EXPECT_TRUE(cache.lease(shape(100), 2)) << "a new generation tries again";
+}
+
+// The cache keeps a copy of each pod shape: a 2.8 MB shape is decided
+// without it, so 64 such shapes cannot hold 64 copies.
+TEST(DecisionCache, APodTooLargeToKeepIsDecidedWithoutIt) {
+  DecisionCache cache(4);
+  Pod huge = shape(100);
+  for (int i = 0; i < 4000; ++i) huge.containers.front().requests.setScalar("example.com/r-" + std::to_string(100000 + i), 1);
+  computePodRequests(huge);
+  EXPECT_GT(schedulingBytes(huge), DecisionCache::kMaxPodBytes);
+  EXPECT_LT(schedulingBytes(shape(100)), DecisionCache::kMaxPodBytes / 8) << "an ordinary pod is far below";
+  EXPECT_FALSE(cache.lease(huge, 1));
+  EXPECT_EQ(cache.stats().bypassed, 1u);
+  EXPECT_EQ(cache.size(), 0u);
+  EXPECT_TRUE(cache.lease(shape(100), 1)) << "ordinary pods still use it";
 }
 
 TEST(DecisionCache, EveryEntryInUseMeansNoEntry) {

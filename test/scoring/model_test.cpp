@@ -276,12 +276,6 @@ INSTANTIATE_TEST_SUITE_P(
                       "Like",
                       "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0]."
                       "matchExpressions[1].operator: unknown operator \"Like\""},
-        MalformedCase{"LabelSelectorHasNoGt", "pod",
-                      "/spec/affinity/podAntiAffinity/preferredDuringSchedulingIgnoredDuringExecution/0/podAffinityTerm/"
-                      "labelSelector/matchExpressions/0/operator",
-                      "Gt",
-                      "spec.affinity.podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].podAffinityTerm."
-                      "labelSelector.matchExpressions[0].operator: unknown operator \"Gt\""},
         MalformedCase{"SelectorValueIsANumber", "pod",
                       "/spec/affinity/nodeAffinity/requiredDuringSchedulingIgnoredDuringExecution/nodeSelectorTerms/0/"
                       "matchExpressions/0/values/1",

@@ -4,6 +4,7 @@
 #include <cinttypes>
 #include <cstdio>
 #include <ctime>
+#include <map>
 #include <ostream>
 
 #include "test/support/cluster_generator_spec.h"
@@ -31,6 +32,7 @@ namespace {
 enum Stream : uint64_t {
   kPool = 1, kZone, kType, kCordon, kPreferTaint, kNodeImages, kNodeIp, kNodeId,
   kPodApp, kPodSize, kPodMem, kPodName, kPodUid, kPodIp, kPodEph, kPodMisc, kOwner, kPending,
+  kDeployment, kAffinity,
 };
 
 std::string hex(uint64_t v, int digits) {
@@ -244,6 +246,30 @@ int appOf(const GeneratorParams& p, int64_t podIndex) {
   return static_cast<int>(draw(p.seed, kPodApp, podIndex) % kAppCount);
 }
 
+// Deployments (or StatefulSets) per app: about replicasPerDeployment pods each.
+int deploymentsPerApp(const GeneratorParams& p) {
+  if (p.replicasPerDeployment <= 0) return 1;
+  const int64_t appPods = static_cast<int64_t>(p.nodes) * std::max(0, p.podsPerNode - 1);
+  return static_cast<int>(std::max<int64_t>(1, appPods / (int64_t{kAppCount} * p.replicasPerDeployment)));
+}
+
+int deploymentOf(const GeneratorParams& p, int64_t podIndex) {
+  return static_cast<int>(draw(p.seed, kDeployment, podIndex) % deploymentsPerApp(p));
+}
+
+std::string instanceName(int app, int deployment) {
+  return std::string(kApps[app].name) + "-" + std::to_string(deployment);
+}
+
+// The pod-template-hash of a Deployment's ReplicaSet.
+std::string rsHashOf(const GeneratorParams& p, int app, int deployment) {
+  return suffix(draw(p.seed, kOwner, app * 100003 + deployment + 10), 10);
+}
+
+bool deploymentHasAffinity(const GeneratorParams& p, int app, int deployment) {
+  return kApps[app].antiAffinity && unit(p.seed, kAffinity, app * 100003 + deployment) < p.affinityFraction * 2.5;
+}
+
 }  // namespace
 
 NodeSpec nodeSpec(const GeneratorParams& p, int i) {
@@ -381,6 +407,7 @@ PodSpec podSpec(const GeneratorParams& p, int64_t podIndex) {
     s.app = "node-exporter";
     s.namespace_ = "monitoring";
     s.ownerKind = "DaemonSet";
+    s.ownerApiVersion = "apps/v1";
     s.ownerName = "node-exporter";
     s.ownerUid = uuid(draw(p.seed, kOwner, 1), draw(p.seed, kOwner, 2));
     s.generateName = "node-exporter-";
@@ -411,15 +438,19 @@ PodSpec podSpec(const GeneratorParams& p, int64_t podIndex) {
     return s;
   }
 
-  const App& app = kApps[appOf(p, podIndex)];
+  const int appIndex = appOf(p, podIndex);
+  const int deployment = deploymentOf(p, podIndex);
+  const App& app = kApps[appIndex];
   s.app = app.name;
+  s.instance = instanceName(appIndex, deployment);
   s.namespace_ = app.namespace_;
   s.ownerKind = app.kind;
+  s.ownerApiVersion = s.ownerKind == "Job" ? "batch/v1" : "apps/v1";
   s.serviceAccount = app.name;
   uint64_t nameDraw = draw(p.seed, kPodName, podIndex);
-  std::string rsHash = suffix(draw(p.seed, kOwner, appOf(p, podIndex) + 10), 10);
+  std::string rsHash = rsHashOf(p, appIndex, deployment);
   if (s.ownerKind == "StatefulSet") {
-    s.ownerName = app.name;
+    s.ownerName = s.instance;
     // The ordinal is the pod index: unique across the cluster (a StatefulSet
     // never has two pods of one name), however many pods the app gets.
     s.name = std::string(app.name) + "-" + std::to_string(podIndex);
@@ -428,13 +459,13 @@ PodSpec podSpec(const GeneratorParams& p, int64_t podIndex) {
     s.generateName = s.ownerName + "-";
     s.name = s.generateName + suffix(nameDraw, 5);
   } else {
-    s.ownerName = std::string(app.name) + "-" + rsHash;
+    s.ownerName = s.instance + "-" + rsHash;
     s.generateName = s.ownerName + "-";
     s.name = s.generateName + suffix(nameDraw, 5);
   }
-  s.ownerUid = uuid(draw(p.seed, kOwner, 1000 + appOf(p, podIndex)), draw(p.seed, kOwner, 2000));
+  s.ownerUid = uuid(draw(p.seed, kOwner, 1000 + appIndex * 100003 + deployment), draw(p.seed, kOwner, 2000));
   s.labels = {{"app.kubernetes.io/name", app.name},
-              {"app.kubernetes.io/instance", std::string(app.name) + "-prod"},
+              {"app.kubernetes.io/instance", s.instance},
               {"app.kubernetes.io/component", s.ownerKind == "StatefulSet" ? "database" : "server"},
               {"app.kubernetes.io/part-of", app.namespace_},
               {"app.kubernetes.io/managed-by", "Helm"},
@@ -526,7 +557,7 @@ PodSpec podSpec(const GeneratorParams& p, int64_t podIndex) {
   }
   addDefaultTolerations(s);
   addPoolTolerations(s, n);
-  if (app.antiAffinity) s.antiAffinityByApp = true;
+  if (deploymentHasAffinity(p, appIndex, deployment)) s.antiAffinityByApp = true;
   if (s.ownerKind == "StatefulSet") {
     s.requiredKey = "topology.kubernetes.io/zone";
     s.requiredValues = {n.zone};  // its volume lives in this zone
@@ -541,18 +572,25 @@ PodSpec pendingPodSpec(const GeneratorParams& p, int index) {
   PodSpec s;
   s.pending = true;
   s.index = index;
-  int kind = index % 6;
-  const App& app = kApps[(index * 7 + 3) % kAppCount];
+  int kind = index % kPendingShapes;
+  // A Deployment of one of the ReplicaSet apps (apps 0, 1, 3, 4, 5, ...):
+  // the pending pod is its next replica, under its ReplicaSet and Service.
+  int appIndex = (index * 7 + 3) % kAppCount;
+  while (std::string_view(kApps[appIndex].kind) != "ReplicaSet") appIndex = (appIndex + 1) % kAppCount;
+  const int deployment = static_cast<int>(draw(p.seed, kPending, index) % deploymentsPerApp(p));
+  const App& app = kApps[appIndex];
   s.app = app.name;
+  s.instance = instanceName(appIndex, deployment);
   s.namespace_ = app.namespace_;
   s.ownerKind = "ReplicaSet";
-  std::string rsHash = suffix(draw(p.seed, kPending, index), 10);
-  s.ownerName = std::string(app.name) + "-" + rsHash;
-  s.ownerUid = uuid(draw(p.seed, kPending, index + 1000), draw(p.seed, kPending, index + 2000));
+  s.ownerApiVersion = "apps/v1";
+  std::string rsHash = rsHashOf(p, appIndex, deployment);
+  s.ownerName = s.instance + "-" + rsHash;
+  s.ownerUid = uuid(draw(p.seed, kOwner, 1000 + appIndex * 100003 + deployment), draw(p.seed, kOwner, 2000));
   s.generateName = s.ownerName + "-";
   s.serviceAccount = app.name;
   s.labels = {{"app.kubernetes.io/name", app.name},
-              {"app.kubernetes.io/instance", std::string(app.name) + "-prod"},
+              {"app.kubernetes.io/instance", s.instance},
               {"app.kubernetes.io/part-of", app.namespace_},
               {"app.kubernetes.io/managed-by", "Helm"},
               {"pod-template-hash", rsHash},
@@ -616,6 +654,15 @@ PodSpec pendingPodSpec(const GeneratorParams& p, int index) {
       main.limitMemoryMi = -1;
       s.tolerations.push_back({"kubernetes.io/arch", "Equal", "arm64", "PreferNoSchedule", std::nullopt});
       s.preferred.push_back({100, "kubernetes.io/arch", {"arm64"}});
+      break;
+    case 6:  // one replica per node: required anti-affinity on the hostname
+      s.requiredAntiAffinity = true;
+      break;
+    case 7:  // next to its replicas: required affinity on the zone
+      s.requiredZoneAffinity = true;
+      break;
+    case 8:  // spread evenly across zones: DoNotSchedule, maxSkew 1
+      s.zoneSpread = true;
       break;
   }
   s.containers.push_back(main);
@@ -885,7 +932,7 @@ json podJson(const GeneratorParams& p, const PodSpec& s) {
   json metadata = {{"namespace", s.namespace_}, {"labels", labelsJson(s.labels)}};
   if (!s.annotations.empty()) metadata["annotations"] = labelsJson(s.annotations);
   if (!s.generateName.empty()) metadata["generateName"] = s.generateName;
-  json owner = {{"apiVersion", s.ownerKind == "Job" ? "batch/v1" : "apps/v1"},
+  json owner = {{"apiVersion", s.ownerApiVersion},
                 {"kind", s.ownerKind},
                 {"name", s.ownerName},
                 {"uid", s.ownerUid},
@@ -995,14 +1042,27 @@ json podJson(const GeneratorParams& p, const PodSpec& s) {
         {{"weight", pref.weight},
          {"preference", {{"matchExpressions", {{{"key", pref.key}, {"operator", "In"}, {"values", pref.values}}}}}}});
   }
+  const json instanceSelector = {{"matchLabels", {{"app.kubernetes.io/name", s.app}, {"app.kubernetes.io/instance", s.instance}}}};
   if (s.antiAffinityByApp) {
     affinity["podAntiAffinity"]["preferredDuringSchedulingIgnoredDuringExecution"] = {
         {{"weight", 100},
-         {"podAffinityTerm",
-          {{"labelSelector", {{"matchLabels", {{"app.kubernetes.io/name", s.app}}}}},
-           {"topologyKey", "kubernetes.io/hostname"}}}}};
+         {"podAffinityTerm", {{"labelSelector", instanceSelector}, {"topologyKey", "kubernetes.io/hostname"}}}}};
+  }
+  if (s.requiredAntiAffinity) {
+    affinity["podAntiAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"] = {
+        {{"labelSelector", instanceSelector}, {"topologyKey", "kubernetes.io/hostname"}}};
+  }
+  if (s.requiredZoneAffinity) {
+    affinity["podAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"] = {
+        {{"labelSelector", instanceSelector}, {"topologyKey", "topology.kubernetes.io/zone"}}};
   }
   if (!affinity.empty()) spec["affinity"] = affinity;
+  if (s.zoneSpread) {
+    spec["topologySpreadConstraints"] = {{{"maxSkew", 1},
+                                          {"topologyKey", "topology.kubernetes.io/zone"},
+                                          {"whenUnsatisfiable", "DoNotSchedule"},
+                                          {"labelSelector", instanceSelector}}};
+  }
 
   json pod = {{"apiVersion", "v1"}, {"kind", "Pod"}, {"metadata", metadata}, {"spec", spec}};
   if (s.pending) {
@@ -1059,8 +1119,61 @@ nlohmann::json generatePendingPod(const GeneratorParams& params, int index) {
   return podJson(params, pendingPodSpec(params, index));
 }
 
+std::vector<nlohmann::json> generateWorkloadObjects(const GeneratorParams& params) {
+  std::vector<json> out;
+  std::vector<std::string> namespaces = {"monitoring"};
+  for (const App& app : kApps) namespaces.push_back(app.namespace_);
+  std::sort(namespaces.begin(), namespaces.end());
+  namespaces.erase(std::unique(namespaces.begin(), namespaces.end()), namespaces.end());
+  for (const std::string& ns : namespaces)
+    out.push_back({{"apiVersion", "v1"},
+                   {"kind", "Namespace"},
+                   {"metadata", {{"name", ns}, {"labels", {{"kubernetes.io/metadata.name", ns}, {"placer.io/enabled", "true"}}}}}});
+  const int deployments = deploymentsPerApp(params);
+  for (int a = 0; a < kAppCount; ++a) {
+    const App& app = kApps[a];
+    if (std::string_view(app.kind) == "Job") continue;
+    for (int d = 0; d < deployments; ++d) {
+      const std::string instance = instanceName(a, d);
+      const json selector = {{"app.kubernetes.io/name", app.name}, {"app.kubernetes.io/instance", instance}};
+      if (app.port != 0)
+        out.push_back({{"apiVersion", "v1"},
+                       {"kind", "Service"},
+                       {"metadata", {{"name", instance}, {"namespace", app.namespace_}}},
+                       {"spec", {{"selector", selector}, {"ports", {{{"port", app.port}, {"targetPort", app.port}}}}}}});
+      if (std::string_view(app.kind) == "ReplicaSet") {
+        json matchLabels = selector;
+        matchLabels["pod-template-hash"] = rsHashOf(params, a, d);
+        out.push_back({{"apiVersion", "apps/v1"},
+                       {"kind", "ReplicaSet"},
+                       {"metadata", {{"name", instance + "-" + rsHashOf(params, a, d)}, {"namespace", app.namespace_}}},
+                       {"spec", {{"replicas", params.replicasPerDeployment}, {"selector", {{"matchLabels", matchLabels}}}}}});
+      } else {
+        out.push_back({{"apiVersion", "apps/v1"},
+                       {"kind", "StatefulSet"},
+                       {"metadata", {{"name", instance}, {"namespace", app.namespace_}}},
+                       {"spec", {{"replicas", params.replicasPerDeployment}, {"selector", {{"matchLabels", selector}}}}}});
+      }
+    }
+  }
+  return out;
+}
+
 void writeSnapshot(std::ostream& out, const GeneratorParams& params, int pendingPodIndex) {
-  out << "{\"nodes\":[";
+  std::map<std::string, std::vector<json>> workloads;
+  for (json& o : generateWorkloadObjects(params)) {
+    std::string kind = o["kind"];
+    std::string key = kind == "Namespace" ? "namespaces" : kind == "Service" ? "services"
+                      : kind == "ReplicaSet" ? "replicasets" : "statefulsets";
+    workloads[key].push_back(std::move(o));
+  }
+  out << "{";
+  for (const auto& [key, list] : workloads) {
+    out << "\"" << key << "\":[";
+    for (size_t i = 0; i < list.size(); ++i) out << (i ? ",\n" : "\n") << list[i].dump();
+    out << "],\n";
+  }
+  out << "\"nodes\":[";
   for (int i = 0; i < params.nodes; ++i) out << (i ? ",\n" : "\n") << generateNode(params, i).dump();
   out << "],\n\"pods\":[";
   int64_t pods = generatedPodCount(params);

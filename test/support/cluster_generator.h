@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <iosfwd>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -35,9 +36,15 @@ struct GeneratorParams {
   double gpuNodeFraction = 0.05;     // nvidia.com/gpu nodes, tainted "nvidia.com/gpu=present:NoSchedule"
   double cordonedNodeFraction = 0.01;
   int imagesPerNode = 40;            // entries in status.images (node-local cache)
+  // Each app runs as Deployments (or StatefulSets) of about this many pods,
+  // each with its own ReplicaSet and a Service selecting it (0: one per app).
+  int replicasPerDeployment = 30;
+  // The share of Deployments whose pods carry pod (anti-)affinity terms.
+  double affinityFraction = 0.2;
 };
 
 int64_t generatedPodCount(const GeneratorParams& params);
+inline constexpr int kPendingShapes = 9;
 std::string generatedNodeName(const GeneratorParams& params, int nodeIndex);
 
 // A v1.Node as `kubectl get node -o json` prints it.
@@ -45,9 +52,16 @@ nlohmann::json generateNode(const GeneratorParams& params, int nodeIndex);
 // The index-th bound pod (0 <= index < generatedPodCount), on node index / podsPerNode.
 nlohmann::json generatePod(const GeneratorParams& params, int64_t podIndex);
 // A pod to place, as it reaches the admission webhook: no nodeName, no status,
-// no uid. Varied by index: plain Deployment pods, pods with node affinity,
-// tolerations, GPU requests, sidecars and init containers.
+// no uid. A new replica of one of the generated Deployments, varied by
+// index % kPendingShapes: plain (system default spreading), node affinity and
+// preferred anti-affinity, tolerations, sidecars and init containers, GPU
+// requests, best effort, required anti-affinity on the hostname, required
+// affinity on the zone, a DoNotSchedule zone spread.
 nlohmann::json generatePendingPod(const GeneratorParams& params, int index);
+
+// The Namespaces, Services, ReplicaSets and StatefulSets the pods belong to
+// (what PodTopologySpread's default constraints read).
+std::vector<nlohmann::json> generateWorkloadObjects(const GeneratorParams& params);
 
 // Streams a snapshot (DESIGN.md): {"nodes": [...], "pods": [...], "pod": ...}.
 // pendingPodIndex < 0 leaves "pod" out.

@@ -94,6 +94,7 @@ struct PodSpec {
   std::string uid;
   std::string app;
   std::string ownerKind;  // DaemonSet | ReplicaSet | StatefulSet | Job
+  std::string ownerApiVersion;
   std::string ownerName;
   std::string ownerUid;
   std::string nodeName;
@@ -113,7 +114,11 @@ struct PodSpec {
   std::vector<std::string> requiredValues;
   bool requiredOnFields = false;
   std::vector<PreferredSpec> preferred;
-  bool antiAffinityByApp = false;  // preferred pod anti-affinity on hostname
+  std::string instance;            // app.kubernetes.io/instance: the Deployment or StatefulSet
+  bool antiAffinityByApp = false;  // preferred pod anti-affinity on hostname to its instance
+  bool requiredAntiAffinity = false;  // required anti-affinity on hostname to its instance
+  bool requiredZoneAffinity = false;  // required affinity on zone to its instance
+  bool zoneSpread = false;            // DoNotSchedule zone spread (maxSkew 1) of its instance
   int32_t priority = 0;
   std::string priorityClassName;
   int64_t createdAt = 0;  // seconds since the base time

@@ -72,13 +72,31 @@ Pod podObject(const PodSpec& s) {
     }
     pod.nodeAffinity = affinity;
   }
-  if (s.antiAffinityByApp) {
-    PodAffinityRules rules;
+  auto instanceTerm = [&](const char* topologyKey) {
     PodAffinityTerm term;
-    term.labelSelector = LabelSelector{{{"app.kubernetes.io/name", s.app}}, {}};
-    term.topologyKey = "kubernetes.io/hostname";
-    rules.preferred.push_back({100, term});
+    Labels selector = {{"app.kubernetes.io/instance", s.instance}, {"app.kubernetes.io/name", s.app}};
+    term.labelSelector = LabelSelector{selector, {}};
+    term.topologyKey = topologyKey;
+    return term;
+  };
+  if (s.antiAffinityByApp || s.requiredAntiAffinity) {
+    PodAffinityRules rules;
+    if (s.requiredAntiAffinity) rules.required.push_back(instanceTerm("kubernetes.io/hostname"));
+    if (s.antiAffinityByApp) rules.preferred.push_back({100, instanceTerm("kubernetes.io/hostname")});
     pod.podAntiAffinity = rules;
+  }
+  if (s.requiredZoneAffinity) {
+    PodAffinityRules rules;
+    rules.required.push_back(instanceTerm("topology.kubernetes.io/zone"));
+    pod.podAffinity = rules;
+  }
+  if (s.zoneSpread) {
+    TopologySpreadConstraint c;
+    c.maxSkew = 1;
+    c.topologyKey = "topology.kubernetes.io/zone";
+    c.whenUnsatisfiable = "DoNotSchedule";
+    c.labelSelector = LabelSelector{{{"app.kubernetes.io/instance", s.instance}, {"app.kubernetes.io/name", s.app}}, {}};
+    pod.topologySpreadConstraints.push_back(c);
   }
   for (const TolerationSpec& t : s.tolerations) {
     Toleration tol;
@@ -97,6 +115,8 @@ Pod podObject(const PodSpec& s) {
   }
   pod.priority = s.priority;
   pod.ownerKind = s.ownerKind;
+  pod.ownerApiVersion = s.ownerApiVersion;
+  pod.ownerName = s.ownerName;
   computePodRequests(pod);
   return pod;
 }
@@ -135,6 +155,17 @@ Pod generatePendingPodObject(const GeneratorParams& params, int index) {
 }
 
 void fillClusterView(MutableClusterView& view, const GeneratorParams& params) {
+  for (const nlohmann::json& o : generateWorkloadObjects(params)) {
+    const std::string kind = o["kind"];
+    if (kind == "Namespace") {
+      view.upsertNamespace(decodeNamespace(o).value());
+    } else {
+      const WorkloadKind k = kind == "Service" ? WorkloadKind::Service
+                             : kind == "ReplicaSet" ? WorkloadKind::ReplicaSet
+                                                    : WorkloadKind::StatefulSet;
+      view.upsertWorkload(decodeWorkloadSelector(k, o).value());
+    }
+  }
   for (int i = 0; i < params.nodes; ++i) view.upsertNode(generateNodeObject(params, i));
   int64_t pods = generatedPodCount(params);
   for (int64_t i = 0; i < pods; ++i) view.upsertPod(generatePodObject(params, i));

@@ -160,6 +160,7 @@ Result<HttpReply> HttpTestClient::readReply() {
     pos = next + 2;
   }
   reply.keepAlive = lower(reply.header("connection")) != "close";
+  if (reply.status >= 100 && reply.status < 200) return reply;  // interim (100 Continue): no body
   if (auto cl = reply.header("content-length"); !cl.empty()) {
     size_t length = std::stoul(cl);
     while (buffer_.size() < length)

@@ -2,6 +2,7 @@
 // API server sends them, and what placer answers to each.
 #include "webhook/admission.h"
 
+#include <algorithm>
 #include <future>
 
 #include <gtest/gtest.h>
@@ -188,10 +189,127 @@ TEST_F(AdmissionTest, NoFeasibleNodeLeavesThePodToTheFallbackSchedulerWithTheRea
   EXPECT_EQ(reservations(), 0u);
 }
 
+// A pod requesting thousands of extended resources no node has: the reason
+// written on it stays far under the API server's 256 KiB annotation limit.
+TEST_F(AdmissionTest, TheUnassignedReasonOfAPodWithThousandsOfMissingResourcesIsBounded) {
+  json pod = podJson("", "team-a", "100m", "64Mi");
+  json& requests = pod["spec"]["containers"][0]["resources"]["requests"];
+  for (int i = 0; i < 8000; ++i) requests["example.com/r-" + std::to_string(i)] = "1";
+  AdmissionAnswer a = review(admissionReview("uid-many", pod));
+  ASSERT_EQ(a.outcome, AdmissionOutcome::Fallback) << a.reason;
+  const std::string reason = patchOf(a.body)[0]["value"]["placer.io/unassigned-reason"];
+  EXPECT_LE(reason.size(), kMaxAnnotationBytes);
+  EXPECT_NE(reason.find("3 and 7984 more insufficient resources"), std::string::npos) << reason;
+}
+
+// 40,000 host ports: placed, kept off the node for a second such pod, and
+// released again, each in time linear in the ports.
+TEST_F(AdmissionTest, APodWithFortyThousandHostPortsIsPlacedHeldAndReleased) {
+  json ports = json::array();
+  for (int i = 0; i < 40000; ++i) ports.push_back({{"containerPort", 10000 + i}, {"hostPort", 10000 + i}});
+  json pod = podJson("", "team-a", "100m", "64Mi");
+  pod["spec"]["containers"][0]["ports"] = ports;
+  AdmissionAnswer first = review(admissionReview("uid-ports-1", pod));
+  ASSERT_EQ(first.outcome, AdmissionOutcome::Assigned) << first.reason;
+  AdmissionAnswer second = review(admissionReview("uid-ports-2", pod));
+  ASSERT_EQ(second.outcome, AdmissionOutcome::Assigned) << second.reason;
+  EXPECT_NE(second.node, first.node) << "the first pod's ports are taken on its node";
+
+  MetricsRegistry metrics;
+  ReservationSweeper sweeper(state_, metrics, [this] { return now_ + settings_.reservationTtl + std::chrono::seconds(1); });
+  EXPECT_EQ(sweeper.sweep(), 2u);
+  state_.read([&](const ClusterView& view) {
+    for (const NodeInfo& node : view.nodes()) EXPECT_TRUE(node.usedPorts.empty()) << node.name();
+  });
+  AdmissionAnswer again = review(admissionReview("uid-ports-3", pod));
+  EXPECT_EQ(again.outcome, AdmissionOutcome::Assigned);
+}
+
+// Distinct large pod shapes (dry-run reviews are enough) are decided without
+// the decision cache, so they cannot fill it with copies of themselves.
+TEST_F(AdmissionTest, DistinctLargeShapesAreDecidedWithoutFillingTheDecisionCache) {
+  ASSERT_NE(engine_.cache(), nullptr);
+  const auto before = engine_.cache()->stats();
+  for (int shape = 0; shape < 8; ++shape) {
+    json pod = podJson("", "team-a", std::to_string(100 + shape) + "m", "64Mi");
+    json& requests = pod["spec"]["containers"][0]["resources"]["requests"];
+    for (int i = 0; i < 4000; ++i) requests["example.com/s-" + std::to_string(i)] = std::to_string(1 + shape);
+    AdmissionAnswer a = review(admissionReview("uid-shape-" + std::to_string(shape), pod, "CREATE", /*dryRun=*/true));
+    EXPECT_EQ(a.outcome, AdmissionOutcome::Fallback) << a.reason;
+  }
+  EXPECT_EQ(engine_.cache()->stats().bypassed - before.bypassed, 8u);
+  EXPECT_EQ(engine_.cache()->size(), 0u);
+}
+
+TEST(SummarizeTest, KeepsShortTextAndCutsLongListsAtAnEntryWithACount) {
+  EXPECT_EQ(summarize("0/3 nodes are available: 3 Insufficient cpu."), "0/3 nodes are available: 3 Insufficient cpu.");
+  std::string reason = "0/5000 nodes are available:";
+  for (int i = 0; i < 5000; ++i) reason += (i ? ", " : " ") + std::string("1 node(s) had untolerated taint {t") + std::to_string(i) + ": x}";
+  reason += ".";
+  const std::string cut = summarize(reason);
+  EXPECT_LE(cut.size(), kMaxAnnotationBytes);
+  EXPECT_EQ(cut.rfind("0/5000 nodes are available: 1 node(s) had untolerated taint {t0: x}, ", 0), 0u);
+  const size_t tail = cut.rfind(", and ");
+  ASSERT_NE(tail, std::string::npos) << cut;
+  const size_t kept = size_t(std::count(cut.begin(), cut.begin() + tail, ',')) + 1;
+  EXPECT_EQ(cut.substr(tail), ", and " + std::to_string(5000 - kept) + " more.");
+  // A single entry longer than the limit is cut on a UTF-8 boundary.
+  std::string accents;
+  for (int i = 0; i < 3000; ++i) accents += "\xc3\xa9";
+  const std::string cutAccents = summarize(accents);
+  EXPECT_LE(cutAccents.size(), kMaxAnnotationBytes);
+  EXPECT_NO_THROW((void)json(cutAccents).dump()) << "valid UTF-8";
+}
+
+TEST(ShedAdmissionTest, AllowsTheReviewUnchangedEchoingItsUid) {
+  const json review = admissionReview("uid-shed", podJson("web", "team-a", "100m", "64Mi"));
+  AdmissionAnswer a = shedAdmission(review.dump());
+  EXPECT_EQ(a.httpStatus, 200);
+  json body = json::parse(a.body);
+  EXPECT_EQ(body["apiVersion"], "admission.k8s.io/v1");
+  EXPECT_EQ(body["kind"], "AdmissionReview");
+  EXPECT_EQ(body["response"], (json{{"uid", "uid-shed"}, {"allowed", true}}));
+  EXPECT_EQ(shedAdmission("not json").httpStatus, 400);
+  EXPECT_EQ(shedAdmission(R"({"kind":"AdmissionReview","request":{"kind":"x"}})").httpStatus, 400);
+}
+
 TEST_F(AdmissionTest, NoFeasibleNodeWithoutFallbackSchedulerOnlyAnnotates) {
   AdmissionAnswer a = review(admissionReview("uid-big", podJson("", "team-a", "64", "1Gi")));
   ASSERT_EQ(a.outcome, AdmissionOutcome::Fallback);
   EXPECT_EQ(patchOf(a.body).size(), 1u);
+}
+
+// "One replica per node": web-1 (app=web) runs on node-a; web-2 requires
+// anti-affinity to app=web on kubernetes.io/hostname. kube-scheduler puts it
+// on node-b or node-c; the kubelet never re-checks the rule, so placer must
+// never put it on node-a, nor put any pod next to one that forbids it.
+TEST_F(AdmissionTest, RequiredPodAntiAffinityIsNeverBroken) {
+  state_.upsertPod(decodePod(boundPodJson("web-1", "node-a", "100m", "64Mi")).value());
+  json antiAffinity = {
+      {"podAntiAffinity",
+       {{"requiredDuringSchedulingIgnoredDuringExecution",
+         json::array({{{"labelSelector", {{"matchLabels", {{"app", "web"}}}}},
+                       {"topologyKey", "kubernetes.io/hostname"}}})}}}};
+  json web2 = podJson("web-2", "default", "100m", "64Mi");
+  web2["spec"]["affinity"] = antiAffinity;
+  AdmissionAnswer a = review(admissionReview("uid-web-2", web2));
+  if (a.outcome == AdmissionOutcome::Assigned) {
+    EXPECT_NE(a.node, "node-a");
+  } else {
+    ASSERT_EQ(a.outcome, AdmissionOutcome::Fallback) << a.reason;
+    EXPECT_FALSE(patchOf(a.body)[0]["value"]["placer.io/unassigned-reason"].get<std::string>().empty());
+  }
+
+  // The symmetric case: an existing pod's required anti-affinity binds a pod
+  // that declares nothing.
+  json guard = boundPodJson("guard", "node-b", "100m", "64Mi");
+  guard["metadata"]["labels"] = {{"app", "guard"}};
+  guard["spec"]["affinity"] = antiAffinity;
+  state_.upsertPod(decodePod(guard).value());
+  for (int i = 0; i < 3; ++i) {
+    AdmissionAnswer plain = review(admissionReview("uid-plain-" + std::to_string(i), podJson("", "default", "100m", "64Mi")));
+    if (plain.outcome == AdmissionOutcome::Assigned) EXPECT_NE(plain.node, "node-b");
+  }
 }
 
 TEST_F(AdmissionTest, FailuresNeverBlockCreation) {

@@ -2,6 +2,13 @@
 // protocol versions, failure isolation, bearer tokens, graceful stop.
 #include "webhook/http_server.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
 #include <condition_variable>
 #include <future>
 #include <mutex>
@@ -17,7 +24,7 @@ namespace {
 
 class HttpServerTest : public ::testing::Test {
  protected:
-  void start(bool tls = true, std::string token = "") {
+  void start(bool tls = true, std::string token = "", std::function<void(ListenerOptions&)> adjust = nullptr) {
     setLogOutput(nullptr);
     ListenerOptions o;
     o.name = "test";
@@ -41,6 +48,7 @@ class HttpServerTest : public ::testing::Test {
                 return HttpResponse::text(200, "slow done");
               }},
     };
+    if (adjust) adjust(o);
     auto s = HttpServer::start(std::move(o));
     ASSERT_TRUE(s.ok()) << s.error().message;
     server_ = std::move(*s);
@@ -58,6 +66,24 @@ class HttpServerTest : public ::testing::Test {
       return nullptr;
     }
     return std::move(*c);
+  }
+
+  // Waits, with a bound, until the listener's stats satisfy `done`.
+  bool waitForStats(const std::function<bool(const HttpServer::Stats&)>& done) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (!done(server_->stats())) {
+      if (std::chrono::steady_clock::now() > deadline) return false;
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    return true;
+  }
+
+  void releaseSlow() {
+    {
+      std::lock_guard lock(mutex_);
+      slowRelease_ = true;
+    }
+    cv_.notify_all();
   }
 
   std::unique_ptr<HttpServer> server_;
@@ -230,6 +256,232 @@ TEST_F(HttpServerTest, StopFinishesTheRequestInFlightAndClosesIdleConnections) {
   o.port = server_->port();
   o.caPem = testPki().ca.certificatePem;
   EXPECT_FALSE(HttpTestClient::connect(o).ok());
+}
+
+// Enough descriptors for a thousand connections at both ends.
+void raiseOpenFileLimit() {
+  rlimit limit{};
+  getrlimit(RLIMIT_NOFILE, &limit);
+  if (limit.rlim_cur < limit.rlim_max) {
+    limit.rlim_cur = limit.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &limit);
+  }
+}
+
+// A TCP connection that sends only what it is told to.
+int rawConnect(uint16_t port) {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(port);
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+// The API server keeps a pool of idle keep-alive connections per replica:
+// they hold no worker, so fresh requests are answered while they stay open.
+TEST_F(HttpServerTest, AThousandIdleKeepAliveConnectionsLeaveFreshRequestsAnswered) {
+  raiseOpenFileLimit();
+  start(true, "", [](ListenerOptions& o) {
+    o.workerThreads = 2;
+    o.keepAliveTimeout = std::chrono::seconds(600);  // however slowly the thousand are opened
+  });
+  std::vector<std::unique_ptr<HttpTestClient>> idle;
+  for (int i = 0; i < 1000; ++i) {
+    auto c = client();
+    ASSERT_TRUE(c) << "connection " << i;
+    auto r = c->request("POST", "/echo", "warm");
+    ASSERT_TRUE(r.ok()) << "connection " << i << ": " << r.error().message;
+    ASSERT_EQ(r->status, 200);
+    idle.push_back(std::move(c));
+  }
+  ASSERT_TRUE(waitForStats([](const HttpServer::Stats& s) { return s.idleConnections == 1000; }))
+      << server_->stats().idleConnections;
+  EXPECT_EQ(server_->stats().openConnections, 1000);
+  for (int i = 0; i < 20; ++i) {
+    auto fresh = client();
+    ASSERT_TRUE(fresh);
+    auto r = fresh->request("POST", "/echo", "fresh " + std::to_string(i));
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    EXPECT_EQ(r->body, "fresh " + std::to_string(i));
+  }
+  // The idle ones still work.
+  EXPECT_EQ(idle.front()->request("POST", "/echo", "again")->body, "again");
+  EXPECT_EQ(idle.back()->request("POST", "/echo", "again")->body, "again");
+}
+
+// Clients that open a connection and send their handshake or headers a byte
+// at a time (or never) hold no worker, and are closed at their deadline.
+TEST_F(HttpServerTest, SlowlorisConnectionsDelayNobodyAndAreClosedAtTheirDeadline) {
+  raiseOpenFileLimit();
+  start(true, "", [](ListenerOptions& o) {
+    o.workerThreads = 2;
+    o.handshakeTimeout = std::chrono::milliseconds(3000);
+    o.headerTimeout = std::chrono::milliseconds(3000);
+  });
+  std::vector<std::unique_ptr<HttpTestClient>> slowHeaders;
+  for (int i = 0; i < 100; ++i) {
+    auto c = client();
+    ASSERT_TRUE(c);
+    ASSERT_TRUE(c->writeRaw("POST /echo HTTP/1.1\r\nHo").ok());
+    slowHeaders.push_back(std::move(c));
+  }
+  std::vector<int> silent;  // connected, never a ClientHello
+  for (int i = 0; i < 100; ++i) {
+    int fd = rawConnect(server_->port());
+    ASSERT_GE(fd, 0);
+    silent.push_back(fd);
+  }
+  // (However slowly they were opened, some may already have passed their
+  // deadline: nothing here depends on how many are still open.)
+  for (int i = 0; i < 20; ++i) {
+    auto fresh = client();
+    ASSERT_TRUE(fresh);
+    auto r = fresh->request("POST", "/echo", "through");
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    EXPECT_EQ(r->body, "through");
+  }
+  // Every slow connection is closed by its deadline; the server counts them.
+  ASSERT_TRUE(waitForStats([](const HttpServer::Stats& s) { return s.openConnections == 0; }))
+      << server_->stats().openConnections;
+  EXPECT_EQ(server_->stats().handshakeFailures, 100u);
+  for (int fd : silent) ::close(fd);
+}
+
+TEST_F(HttpServerTest, SixtyFourConcurrentKeepAliveClientsAreAllAnswered) {
+  raiseOpenFileLimit();
+  start();
+  constexpr int kClients = 64;
+  constexpr int kRequests = 40;
+  std::atomic<int> answered{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kClients; ++t)
+    threads.emplace_back([&, t] {
+      auto c = client();
+      if (!c) return;
+      for (int i = 0; i < kRequests; ++i) {
+        const std::string body = std::to_string(t) + ":" + std::to_string(i);
+        auto r = c->request("POST", "/echo", body);
+        if (r.ok() && r->status == 200 && r->body == body && r->keepAlive) ++answered;
+      }
+    });
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(answered.load(), kClients * kRequests);
+}
+
+// Every worker busy and the queue full: the route's shed answer at once, or a
+// 503 with Retry-After for routes without one; counted.
+TEST_F(HttpServerTest, AFullQueueAnswersAtOnceWithTheShedAnswer) {
+  start(true, "", [](ListenerOptions& o) {
+    o.workerThreads = 1;
+    o.maxQueuedRequests = 1;
+    o.routes.push_back(Route{"POST", "/shed-aware", [](const HttpRequest&) { return HttpResponse::text(200, "worked"); },
+                             [](const HttpRequest& r) { return HttpResponse::json(200, "{\"shed\":\"" + r.body + "\"}"); }});
+  });
+  auto busy = client();
+  ASSERT_TRUE(busy);
+  auto first = std::async(std::launch::async, [&] { return busy->request("GET", "/slow"); });
+  {
+    std::unique_lock lock(mutex_);
+    ASSERT_TRUE(cv_.wait_for(lock, std::chrono::seconds(10), [this] { return slowEntered_; }));
+  }
+  auto queuedClient = client();
+  ASSERT_TRUE(queuedClient);
+  auto queued = std::async(std::launch::async, [&] { return queuedClient->request("POST", "/echo", "queued"); });
+  ASSERT_TRUE(waitForStats([](const HttpServer::Stats& s) { return s.queuedRequests == 1; }));
+
+  auto c = client();
+  ASSERT_TRUE(c);
+  auto shed = c->request("POST", "/shed-aware", "x");
+  ASSERT_TRUE(shed.ok()) << shed.error().message;
+  EXPECT_EQ(shed->status, 200);
+  EXPECT_EQ(shed->body, "{\"shed\":\"x\"}");
+  auto plain = c->request("POST", "/echo", "y");
+  ASSERT_TRUE(plain.ok());
+  EXPECT_EQ(plain->status, 503);
+  EXPECT_EQ(plain->header("retry-after"), "1");
+  EXPECT_EQ(server_->stats().shedRequests, 2u);
+
+  releaseSlow();
+  EXPECT_EQ(first.get()->body, "slow done");
+  EXPECT_EQ(queued.get()->body, "queued") << "a queued request is answered once a worker is free";
+  EXPECT_EQ(c->request("POST", "/shed-aware", "z")->body, "worked");
+}
+
+TEST_F(HttpServerTest, AnInvalidContentLengthIs400AndClosesTheConnection) {
+  start();
+  for (std::string length : {"-1", "abc", "1, 2", "99999999999999999999999"}) {
+    SCOPED_TRACE(length);
+    auto c = client();
+    ASSERT_TRUE(c);
+    auto r = c->sendRaw("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: " + length + "\r\n\r\n");
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    EXPECT_EQ(r->status, 400);
+    EXPECT_FALSE(r->keepAlive);
+  }
+  auto c = client();
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->request("POST", "/echo", "fine")->body, "fine");
+}
+
+TEST_F(HttpServerTest, ABodyIsRefusedWithoutTheTokenBeforeItIsRead) {
+  start(/*tls=*/true, "s3cret", [](ListenerOptions& o) { o.maxBodyBytes = 256u * 1024 * 1024; });
+  auto c = client();
+  ASSERT_TRUE(c);
+  // Headers announcing 200 MB, and not one byte of it: the answer comes anyway.
+  auto r = c->sendRaw("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 200000000\r\n\r\n");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->status, 401);
+  EXPECT_FALSE(r->keepAlive);
+}
+
+TEST_F(HttpServerTest, ExpectContinueGetsA100BeforeTheBody) {
+  start();
+  auto c = client();
+  ASSERT_TRUE(c);
+  auto interim = c->sendRaw("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nExpect: 100-continue\r\n\r\n");
+  ASSERT_TRUE(interim.ok()) << interim.error().message;
+  EXPECT_EQ(interim->status, 100);
+  auto r = c->sendRaw("hello");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->status, 200);
+  EXPECT_EQ(r->body, "hello");
+}
+
+TEST_F(HttpServerTest, ConnectionsBeyondTheCapAreClosedAndCounted) {
+  start(true, "", [](ListenerOptions& o) { o.maxConnections = 4; });
+  std::vector<std::unique_ptr<HttpTestClient>> held;
+  for (int i = 0; i < 4; ++i) {
+    held.push_back(client());
+    ASSERT_TRUE(held.back());
+  }
+  ClientOptions o;
+  o.port = server_->port();
+  o.caPem = testPki().ca.certificatePem;
+  EXPECT_FALSE(HttpTestClient::connect(o).ok());
+  EXPECT_EQ(server_->stats().refusedConnections, 1u);
+  held.pop_back();
+  ASSERT_TRUE(waitForStats([](const HttpServer::Stats& s) { return s.openConnections == 3; }));
+  auto again = client();
+  ASSERT_TRUE(again);
+  EXPECT_EQ(again->request("POST", "/echo", "room again")->body, "room again");
+}
+
+TEST(HttpServerStart, AnAddressAlreadyInUseIsAStartUpError) {
+  setLogOutput(nullptr);
+  ListenerOptions first;
+  first.address = "127.0.0.1:0";
+  auto a = HttpServer::start(first);
+  ASSERT_TRUE(a.ok()) << a.error().message;
+  ListenerOptions second;
+  second.address = "127.0.0.1:" + std::to_string((*a)->port());
+  auto b = HttpServer::start(second);
+  ASSERT_FALSE(b.ok()) << "a second listener on the same address must not share it";
+  EXPECT_NE(b.error().message.find("in use"), std::string::npos) << b.error().message;
 }
 
 TEST(SplitHostPortTest, Forms) {

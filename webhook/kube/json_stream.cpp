@@ -466,6 +466,19 @@ const FieldFilter& podEventFilter() {
       FieldFilter::parse("type,object{" + podFields() + std::string(kStatusFields) + "}");
   return filter;
 }
+// Namespaces (labels, for namespaceSelector) and the objects that select pods
+// (Services, ReplicationControllers, ReplicaSets, StatefulSets: spec.selector).
+constexpr std::string_view kSelectorObjectFields =
+    "apiVersion,kind,metadata{name,namespace,resourceVersion,labels},spec{selector}";
+const FieldFilter& selectorObjectFilter() {
+  static const FieldFilter filter = FieldFilter::parse(kSelectorObjectFields);
+  return filter;
+}
+const FieldFilter& selectorObjectEventFilter() {
+  static const FieldFilter filter =
+      FieldFilter::parse("type,object{" + std::string(kSelectorObjectFields) + std::string(kStatusFields) + "}");
+  return filter;
+}
 const FieldFilter& nodeEventFilter() {
   static const FieldFilter filter =
       FieldFilter::parse("type,object{" + std::string(kNodeFields) + std::string(kStatusFields) + "}");

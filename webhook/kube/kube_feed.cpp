@@ -1,8 +1,10 @@
 #include "webhook/kube/kube_feed.h"
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <unordered_set>
 #include <vector>
@@ -229,7 +231,91 @@ class Handler final : public StateHandler {
   std::thread applier_;  // last: starts once the members above exist
 };
 
+// Namespaces and the objects that select pods: few and rarely changing, so
+// each event is applied as it comes. Decisions read them fresh; no node changes.
+class SelectorObjectHandler final : public StateHandler {
+ public:
+  // kind: nullopt for namespaces.
+  SelectorObjectHandler(std::optional<WorkloadKind> kind, ClusterState& state) : kind_(kind), state_(state) {}
+
+  void listStarted() override {
+    pendingNamespaces_.clear();
+    pendingWorkloads_.clear();
+    state_.beginResync(resyncKind());
+  }
+  void listed(const json& object) override {
+    listedObjects_.fetch_add(1, std::memory_order_relaxed);
+    if (!decodeInto(object)) return;
+    if (pendingNamespaces_.size() + pendingWorkloads_.size() >= kListBatch) flush();
+  }
+  void listFinished() override {
+    flush();
+    state_.finishResync(resyncKind());
+  }
+  void upserted(const json& object) override {
+    if (decodeInto(object)) flush();
+  }
+  void deleted(const json& object) override {
+    std::string name = metaString(object, "name");
+    if (name.empty()) return failed(object, Error{"metadata.name: missing"});
+    std::string ns = metaString(object, "namespace");
+    state_.update([&](MutableClusterView& view) {
+      if (kind_)
+        view.removeWorkload(*kind_, ns, name);
+      else
+        view.removeNamespace(name);
+    });
+  }
+  uint64_t decodeErrors() const override { return decodeErrors_.load(); }
+  uint64_t listedObjects() const override { return listedObjects_.load(std::memory_order_relaxed); }
+
+ private:
+  ResyncKind resyncKind() const { return kind_ ? resyncKindOf(*kind_) : ResyncKind::Namespaces; }
+  bool decodeInto(const json& object) {
+    if (!kind_) {
+      auto ns = decodeNamespace(object);
+      if (!ns) return failed(object, ns.error()), false;
+      pendingNamespaces_.push_back(std::move(*ns));
+    } else {
+      auto workload = decodeWorkloadSelector(*kind_, object);
+      if (!workload) return failed(object, workload.error()), false;
+      pendingWorkloads_.push_back(std::move(*workload));
+    }
+    return true;
+  }
+  void flush() {
+    if (pendingNamespaces_.empty() && pendingWorkloads_.empty()) return;
+    state_.update([&](MutableClusterView& view) {
+      for (Namespace& ns : pendingNamespaces_) view.upsertNamespace(std::move(ns));
+      for (WorkloadSelector& w : pendingWorkloads_) view.upsertWorkload(std::move(w));
+    });
+    pendingNamespaces_.clear();
+    pendingWorkloads_.clear();
+  }
+  void failed(const json& object, const Error& error) {
+    uint64_t n = ++decodeErrors_;
+    if (n <= 10 || n % 1000 == 0)
+      logEvent(LogLevel::Warning, "object not decodable, ignored",
+               {{"kind", kind_ ? std::string(toString(*kind_)) : std::string("Namespace")},
+                {"namespace", metaString(object, "namespace")},
+                {"name", metaString(object, "name")},
+                {"error", error.message},
+                {"count", n}});
+  }
+
+  std::optional<WorkloadKind> kind_;
+  ClusterState& state_;
+  std::vector<Namespace> pendingNamespaces_;
+  std::vector<WorkloadSelector> pendingWorkloads_;
+  std::atomic<uint64_t> decodeErrors_{0};
+  std::atomic<uint64_t> listedObjects_{0};
+};
+
 }  // namespace
+
+std::unique_ptr<StateHandler> makeSelectorObjectHandler(std::optional<WorkloadKind> kind, ClusterState& state) {
+  return std::make_unique<SelectorObjectHandler>(kind, state);
+}
 
 std::unique_ptr<StateHandler> makeNodeHandler(ClusterState& state) {
   return std::make_unique<Handler>(Handler::Kind::Node, state);
@@ -262,19 +348,35 @@ Outcome KubeClusterFeed::start(ClusterState& state) {
   podHandler_ = makePodHandler(state);
   nodes_ = std::make_unique<ListWatcher>(*client_, nodesKind(), *nodeHandler_, options_.listWatch);
   pods_ = std::make_unique<ListWatcher>(*client_, podsKind(), *podHandler_, options_.listWatch);
+  const std::pair<std::optional<WorkloadKind>, ResourceKind> others[] = {
+      {std::nullopt, namespacesKind()},
+      {WorkloadKind::Service, servicesKind()},
+      {WorkloadKind::ReplicationController, replicationControllersKind()},
+      {WorkloadKind::ReplicaSet, replicaSetsKind()},
+      {WorkloadKind::StatefulSet, statefulSetsKind()},
+  };
+  for (const auto& [kind, resource] : others) {
+    otherHandlers_.push_back(makeSelectorObjectHandler(kind, state));
+    others_.push_back(std::make_unique<ListWatcher>(*client_, resource, *otherHandlers_.back(), options_.listWatch));
+  }
   registerMetrics();
   nodes_->start();
   pods_->start();
+  for (auto& watcher : others_) watcher->start();
   logEvent(LogLevel::Info, "watching the cluster", {{"source", source_}});
   return {};
 }
 
 void KubeClusterFeed::stop() {
+  for (auto& watcher : others_) watcher->stop();
   if (pods_) pods_->stop();
   if (nodes_) nodes_->stop();
 }
 
-bool KubeClusterFeed::synced() const { return nodes_ && pods_ && nodes_->listed() && pods_->listed(); }
+bool KubeClusterFeed::synced() const {
+  return nodes_ && pods_ && nodes_->listed() && pods_->listed() &&
+         std::all_of(others_.begin(), others_.end(), [](const auto& w) { return w->listed(); });
+}
 
 std::string KubeClusterFeed::describe() const { return source_; }
 
@@ -282,6 +384,8 @@ std::vector<ClusterFeed::KindProgress> KubeClusterFeed::syncProgress() const {
   std::vector<KindProgress> kinds;
   for (auto [watcher, handler] : {std::pair{nodes_.get(), nodeHandler_.get()}, std::pair{pods_.get(), podHandler_.get()}})
     if (watcher != nullptr) kinds.push_back({watcher->kind().name, handler->listedObjects(), watcher->listed()});
+  for (size_t i = 0; i < others_.size(); ++i)
+    kinds.push_back({others_[i]->kind().name, otherHandlers_[i]->listedObjects(), others_[i]->listed()});
   return kinds;
 }
 
@@ -300,7 +404,10 @@ void KubeClusterFeed::registerMetrics() {
     Gauge* decodeErrors;
   };
   std::vector<Series> series;
-  for (auto [watcher, handler] : {std::pair{nodes_.get(), nodeHandler_.get()}, std::pair{pods_.get(), podHandler_.get()}}) {
+  std::vector<std::pair<const ListWatcher*, const StateHandler*>> watched = {{nodes_.get(), nodeHandler_.get()},
+                                                                             {pods_.get(), podHandler_.get()}};
+  for (size_t i = 0; i < others_.size(); ++i) watched.emplace_back(others_[i].get(), otherHandlers_[i].get());
+  for (auto [watcher, handler] : watched) {
     MetricLabels labels{{"resource", watcher->kind().name}};
     series.push_back(Series{
         watcher, handler,

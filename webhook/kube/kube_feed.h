@@ -1,7 +1,9 @@
 #pragma once
-// The live cluster view: nodes and non-terminal pods of every namespace,
-// listed and watched from the API server (list_watch.h) into a ClusterState.
-// synced() turns true once the first complete lists of both kinds are applied
+// The live cluster view: nodes and non-terminal pods of every namespace, and
+// the namespaces, Services, ReplicationControllers, ReplicaSets and
+// StatefulSets the topology plugins read, listed and watched from the API
+// server (list_watch.h) into a ClusterState.
+// synced() turns true once the first complete lists of every kind are applied
 // and stays true through re-watches and relists (the view is kept, then
 // corrected, never emptied).
 //
@@ -14,6 +16,8 @@
 #include <atomic>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <vector>
 #include <string>
 
 #include "webhook/cluster_feed.h"
@@ -35,6 +39,8 @@ class StateHandler : public ResourceHandler {
 };
 std::unique_ptr<StateHandler> makeNodeHandler(ClusterState& state);
 std::unique_ptr<StateHandler> makePodHandler(ClusterState& state);
+// Namespaces (kind nullopt) or one kind of object that selects pods.
+std::unique_ptr<StateHandler> makeSelectorObjectHandler(std::optional<WorkloadKind> kind, ClusterState& state);
 
 struct KubeFeedOptions {
   ApiClientOptions client;
@@ -70,6 +76,9 @@ class KubeClusterFeed final : public ClusterFeed {
   std::unique_ptr<StateHandler> podHandler_;
   std::unique_ptr<ListWatcher> nodes_;
   std::unique_ptr<ListWatcher> pods_;
+  // Namespaces, Services, ReplicationControllers, ReplicaSets, StatefulSets.
+  std::vector<std::unique_ptr<StateHandler>> otherHandlers_;
+  std::vector<std::unique_ptr<ListWatcher>> others_;
   struct MetricsGuard {
     std::mutex mutex;
     bool alive = true;

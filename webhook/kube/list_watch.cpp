@@ -162,6 +162,23 @@ ResourceKind podsKind() {
   return {"pods", "/api/v1/pods", "status.phase!=Succeeded,status.phase!=Failed", &podFilter(), &podEventFilter()};
 }
 
+ResourceKind namespacesKind() {
+  return {"namespaces", "/api/v1/namespaces", "", &selectorObjectFilter(), &selectorObjectEventFilter()};
+}
+ResourceKind servicesKind() {
+  return {"services", "/api/v1/services", "", &selectorObjectFilter(), &selectorObjectEventFilter()};
+}
+ResourceKind replicationControllersKind() {
+  return {"replicationcontrollers", "/api/v1/replicationcontrollers", "", &selectorObjectFilter(),
+          &selectorObjectEventFilter()};
+}
+ResourceKind replicaSetsKind() {
+  return {"replicasets", "/apis/apps/v1/replicasets", "", &selectorObjectFilter(), &selectorObjectEventFilter()};
+}
+ResourceKind statefulSetsKind() {
+  return {"statefulsets", "/apis/apps/v1/statefulsets", "", &selectorObjectFilter(), &selectorObjectEventFilter()};
+}
+
 ListWatcher::ListWatcher(ApiClient& client, ResourceKind kind, ResourceHandler& handler, ListWatchOptions options)
     : client_(client), kind_(std::move(kind)), handler_(handler), options_(options), connection_(client),
       random_(options.seed ? options.seed : std::random_device{}()) {}

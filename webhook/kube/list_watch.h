@@ -41,6 +41,14 @@ struct ResourceKind {
 ResourceKind nodesKind();
 // All namespaces, without terminal pods (as kube-scheduler's informer).
 ResourceKind podsKind();
+// What the topology plugins read besides nodes and pods: namespaces (labels)
+// and the Services, ReplicationControllers, ReplicaSets and StatefulSets of
+// every namespace (selectors).
+ResourceKind namespacesKind();
+ResourceKind servicesKind();
+ResourceKind replicationControllersKind();
+ResourceKind replicaSetsKind();
+ResourceKind statefulSetsKind();
 
 // What a watcher reports. Objects hold only the fields of the kind's filter.
 class ResourceHandler {

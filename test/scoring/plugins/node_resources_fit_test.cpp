@@ -5,7 +5,9 @@
 
 #include "scoring/plugins/node_resources_fit.h"
 
+#include <cstdio>
 #include <limits>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -251,6 +253,92 @@ TEST(NodeResourcesFitFilter, FilterWithoutPreFilterIsAnError) {
   CycleState state;
   Status status = filter->filter(state, ResourcePod(), nodeWith("node", resources(0, 0)));
   EXPECT_EQ(status.code(), Code::Error);
+}
+
+// A pod may request tens of thousands of distinct extended resources (a legal
+// pod of 1.4 MB): a node is then checked from its own side, and the reasons
+// list the first 16 shortfalls and count the rest.
+TEST(NodeResourcesFitFilter, ManyExtendedResources) {
+  constexpr int kCount = 40000;
+  auto nameOf = [](int i) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "example.com/r-%05d", i);
+    return std::string(buf);
+  };
+  std::vector<std::pair<std::string, int64_t>> wanted;
+  for (int i = 0; i < kCount; ++i) wanted.emplace_back(nameOf(i), 1);
+  const Pod pod = podRequesting({req(1, 1, wanted)});
+  auto plugin = fitPlugin();
+  ASSERT_NE(plugin, nullptr);
+
+  {
+    SCOPED_TRACE("a node with none of them: unresolvable, 16 listed and the rest counted");
+    test::FilterOutcome out = test::runFilter(*plugin, pod, nodeWith("bare", resources(10, 20, {}, 32)));
+    EXPECT_EQ(toString(out.filter.code()), toString(Code::UnschedulableAndUnresolvable));
+    ASSERT_EQ(out.filter.reasons().size(), 17u);
+    EXPECT_EQ(out.filter.reasons()[0], "Insufficient example.com/r-00000");
+    EXPECT_EQ(out.filter.reasons()[15], "Insufficient example.com/r-00015");
+    EXPECT_EQ(out.filter.reasons()[16], "and 39984 more insufficient resources");
+  }
+  {
+    SCOPED_TRACE("a node with all of them fits");
+    test::FilterOutcome out = test::runFilter(*plugin, pod, nodeWith("rich", resources(10, 20, wanted, 32)));
+    EXPECT_TRUE(out.filter.isSuccess());
+  }
+  {
+    SCOPED_TRACE("a node with all of them, one in use: that one is short, and evicting would help");
+    Pod existing = ResourcePod("existing").obj();
+    existing.requests = resources(0, 0, {{nameOf(7), 1}});
+    test::FilterOutcome out = test::runFilter(*plugin, pod, nodeWith("busy", resources(10, 20, wanted, 32), {existing}));
+    EXPECT_EQ(toString(out.filter.code()), toString(Code::Unschedulable));
+    EXPECT_THAT(out.filter.reasons(), ::testing::ElementsAre("Insufficient example.com/r-00007"));
+  }
+}
+
+// Checking a node from its own side gives the verdict and the reasons that
+// checking every requested resource gives, on nodes that have some of the
+// names, all, none, or use more than they have.
+TEST(NodeResourcesFitFilter, NodeSideCheckEqualsEveryResourceChecked) {
+  std::mt19937 random(15);  // fixed seed: the same cases every run
+  std::vector<std::string> universe;
+  for (int i = 0; i < 60; ++i) universe.push_back("example.com/n" + std::to_string(100 + i));
+  auto plugin = fitPlugin();
+  ASSERT_NE(plugin, nullptr);
+  for (int round = 0; round < 300; ++round) {
+    SCOPED_TRACE("round " + std::to_string(round));
+    std::vector<std::pair<std::string, int64_t>> wanted, allocatable, used;
+    for (const std::string& name : universe) {
+      if (random() % 3 != 0) wanted.emplace_back(name, int64_t(random() % 4));
+      if (random() % 4 == 0) allocatable.emplace_back(name, int64_t(random() % 5));
+      if (random() % 6 == 0) used.emplace_back(name, int64_t(random() % 3));
+    }
+    const Pod pod = podRequesting({req(0, 0, wanted)});
+    Pod existing = ResourcePod("existing").obj();
+    existing.requests = resources(0, 0, used);
+    const NodeInfo node = nodeWith("node", resources(10, 20, allocatable, 32), {existing});
+
+    std::vector<std::string> reasons;
+    bool unresolvable = false;
+    for (const auto& [name, quantity] : wanted) {
+      if (quantity == 0) continue;
+      const int64_t alloc = node.allocatable().scalar(name);
+      if (quantity > alloc - node.requested.scalar(name)) {
+        reasons.push_back("Insufficient " + name);
+        unresolvable = unresolvable || quantity > alloc;
+      }
+    }
+    if (reasons.size() > 16) {
+      const size_t more = reasons.size() - 16;
+      reasons.resize(16);
+      reasons.push_back("and " + std::to_string(more) + " more insufficient resources");
+    }
+    const Code want = reasons.empty() ? Code::Success
+                      : unresolvable  ? Code::UnschedulableAndUnresolvable
+                                      : Code::Unschedulable;
+    test::FilterOutcome out = test::runFilter(*plugin, pod, node);
+    EXPECT_EQ(toString(out.filter.code()), toString(want));
+    EXPECT_THAT(out.filter.reasons(), ::testing::ElementsAreArray(reasons));
+  }
 }
 
 TEST(NodeResourcesFit, NameAndExtensionPoints) {

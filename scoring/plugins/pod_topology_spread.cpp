@@ -1,0 +1,507 @@
+#include "scoring/plugins/pod_topology_spread.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <optional>
+
+#include <nlohmann/json.hpp>
+
+#include "scoring/plugins/names.h"
+#include "scoring/plugins/node_affinity.h"
+#include "scoring/plugins/plugin_args.h"
+#include "scoring/plugins/resource_allocation.h"
+#include "scoring/plugins/taint_toleration.h"
+#include "scoring/topology.h"
+
+namespace placer {
+namespace {
+
+constexpr std::string_view kPreFilterKey = "PreFilterPodTopologySpread";
+constexpr std::string_view kPreScoreKey = "PreScorePodTopologySpread";
+constexpr std::string_view kHostnameKey = "kubernetes.io/hostname";
+constexpr std::string_view kZoneKey = "topology.kubernetes.io/zone";
+constexpr int64_t kInvalidScore = -1;
+
+// A constraint as the plugin evaluates it (upstream's topologySpreadConstraint).
+struct Constraint {
+  int32_t maxSkew = 1;
+  std::string topologyKey;
+  CompiledSelector selector;
+  int32_t minDomains = 1;
+  bool honorNodeAffinity = true;
+  bool honorNodeTaints = false;
+};
+
+const std::vector<TopologySpreadConstraint>& systemDefaultConstraints() {
+  static const std::vector<TopologySpreadConstraint> defaults = [] {
+    TopologySpreadConstraint hostname;
+    hostname.topologyKey = std::string(kHostnameKey);
+    hostname.whenUnsatisfiable = "ScheduleAnyway";
+    hostname.maxSkew = 3;
+    TopologySpreadConstraint zone;
+    zone.topologyKey = std::string(kZoneKey);
+    zone.whenUnsatisfiable = "ScheduleAnyway";
+    zone.maxSkew = 5;
+    return std::vector<TopologySpreadConstraint>{hostname, zone};
+  }();
+  return defaults;
+}
+
+// filterTopologySpreadConstraints: the constraints of one action, with
+// matchLabelKeys merged into the selector (mergeLabelSetWithSelector).
+Result<std::vector<Constraint>> filterConstraints(const std::vector<TopologySpreadConstraint>& constraints,
+                                                  const Labels& podLabels, std::string_view action) {
+  std::vector<Constraint> out;
+  for (const TopologySpreadConstraint& c : constraints) {
+    if (c.whenUnsatisfiable != action) continue;
+    auto selector = CompiledSelector::compile(c.labelSelector);
+    if (!selector) return selector.error();
+    Constraint tsc;
+    tsc.selector = std::move(*selector);
+    if (!c.matchLabelKeys.empty() && !tsc.selector.nothing()) {
+      Labels matchLabels;
+      for (const std::string& key : c.matchLabelKeys)
+        if (const std::string* value = findLabel(podLabels, key)) matchLabels.emplace_back(key, *value);
+      std::sort(matchLabels.begin(), matchLabels.end());
+      matchLabels.erase(std::unique(matchLabels.begin(), matchLabels.end(),
+                                    [](const auto& a, const auto& b) { return a.first == b.first; }),
+                        matchLabels.end());
+      if (!matchLabels.empty()) {
+        CompiledSelector merged = CompiledSelector::fromSet(matchLabels);
+        merged.add(tsc.selector.requirements());
+        tsc.selector = std::move(merged);
+      }
+    }
+    tsc.maxSkew = c.maxSkew;
+    tsc.topologyKey = c.topologyKey;
+    tsc.minDomains = c.minDomains.value_or(1);
+    tsc.honorNodeAffinity = c.nodeAffinityPolicy != NodeInclusionPolicy::Ignore;
+    tsc.honorNodeTaints = c.nodeTaintsPolicy == NodeInclusionPolicy::Honor;
+    out.push_back(std::move(tsc));
+  }
+  return out;
+}
+
+// upstream helper.DefaultSelector: the Services selecting the pod, and its
+// controller (ReplicationController, ReplicaSet or StatefulSet).
+CompiledSelector defaultSelector(const Pod& pod, const ClusterView& view) {
+  Labels labelSet;
+  auto merge = [&](const Labels& more) {
+    for (const auto& [k, v] : more) {
+      auto it = std::lower_bound(labelSet.begin(), labelSet.end(), k, [](const auto& e, const std::string& key) { return e.first < key; });
+      if (it != labelSet.end() && it->first == k)
+        it->second = v;
+      else
+        labelSet.emplace(it, k, v);
+    }
+  };
+  view.forEachService(pod.namespace_, [&](std::string_view, const Labels* selector) {
+    if (selector == nullptr) return;  // a nil selector matches nothing, not everything
+    bool matches = std::all_of(selector->begin(), selector->end(), [&](const auto& kv) {
+      const std::string* v = findLabel(pod.labels, kv.first);
+      return v != nullptr && *v == kv.second;
+    });
+    if (matches) merge(*selector);
+  });
+  CompiledSelector selector = CompiledSelector::fromSet(labelSet);
+  if (pod.ownerKind.empty()) return selector;
+  if (pod.ownerApiVersion == "v1" && pod.ownerKind == "ReplicationController") {
+    if (const ClusterView::Workload* rc = view.workload(WorkloadKind::ReplicationController, pod.namespace_, pod.ownerName)) {
+      if (rc->selectorMap) merge(*rc->selectorMap);
+      selector = CompiledSelector::fromSet(labelSet);
+    }
+  } else if (pod.ownerApiVersion == "apps/v1" && (pod.ownerKind == "ReplicaSet" || pod.ownerKind == "StatefulSet")) {
+    const WorkloadKind kind = pod.ownerKind == "ReplicaSet" ? WorkloadKind::ReplicaSet : WorkloadKind::StatefulSet;
+    if (const ClusterView::Workload* w = view.workload(kind, pod.namespace_, pod.ownerName))
+      if (!w->selector.nothing()) selector.add(w->selector.requirements());
+  }
+  return selector;
+}
+
+struct ConstraintSource {
+  std::vector<Constraint> constraints;
+  bool own = false;  // the pod's own constraints (not defaults)
+};
+
+Result<ConstraintSource> constraintsOf(const Pod& pod, const ClusterView& view, const PodTopologySpreadArgs& args,
+                                       std::string_view action) {
+  ConstraintSource out;
+  if (!pod.topologySpreadConstraints.empty()) {
+    out.own = true;
+    auto own = filterConstraints(pod.topologySpreadConstraints, pod.labels, action);
+    if (!own) {
+      return Error{std::string(action == "DoNotSchedule" ? "obtaining pod's hard topology spread constraints: "
+                                                         : "obtaining pod's soft topology spread constraints: ") +
+                   own.error().message};
+    }
+    out.constraints = std::move(*own);
+    return out;
+  }
+  const auto& defaults = args.systemDefaulting ? systemDefaultConstraints() : args.defaultConstraints;
+  auto built = filterConstraints(defaults, pod.labels, action);
+  if (!built) {
+    return Error{std::string(action == "DoNotSchedule" ? "setting default hard topology spread constraints: "
+                                                       : "setting default soft topology spread constraints: ") +
+                 built.error().message};
+  }
+  if (built->empty()) return out;
+  CompiledSelector selector = defaultSelector(pod, view);
+  if (selector.empty()) return out;
+  for (Constraint& c : *built) c.selector = selector;
+  out.constraints = std::move(*built);
+  return out;
+}
+
+// nodeaffinity.GetRequiredNodeAffinity(pod).Match(node): the nodeSelector and
+// the required terms (a term that does not parse matches nothing).
+class RequiredNodeAffinity {
+ public:
+  explicit RequiredNodeAffinity(const Pod& pod) : nodeSelector_(&pod.nodeSelector) {
+    if (pod.nodeAffinity && pod.nodeAffinity->required) required_ = ParsedNodeSelector::parse(*pod.nodeAffinity->required);
+  }
+  bool matches(const Node& node) const {
+    for (const auto& [key, value] : *nodeSelector_) {
+      const std::string* actual = findLabel(node.labels, key);
+      if (actual == nullptr || *actual != value) return false;
+    }
+    return !required_ || required_->matches(node);
+  }
+
+ private:
+  const Labels* nodeSelector_;
+  std::optional<ParsedNodeSelector> required_;
+};
+
+bool matchesInclusionPolicies(const Constraint& c, const Pod& pod, const Node& node, const RequiredNodeAffinity& affinity) {
+  if (c.honorNodeAffinity && !affinity.matches(node)) return false;
+  if (c.honorNodeTaints && findUntoleratedScheduleTaint(node.taints, pod.tolerations) != nullptr) return false;
+  return true;
+}
+
+// The view node a NodeInfo stands for (itself, or the view's node of the same
+// name for a copy), or null.
+const NodeInfo* viewNodeOf(const ClusterView& view, const NodeInfo& node) {
+  return view.holds(node) ? &node : view.findNode(node.name());
+}
+
+// Matching pods per node (countPodsMatchSelector over every node at once),
+// indexed by NodeInfo::id.
+class PodsPerNode {
+ public:
+  PodsPerNode(const ClusterView& view, const ReservedPods& reserved, const Constraint& c, std::string_view ns)
+      : counts_(view.nodeIdBound(), 0) {
+    if (c.selector.empty()) return;  // upstream counts nothing for an empty selector
+    ResolvedSelector resolved(view, c.selector);
+    const std::vector<std::string> namespaces{std::string(ns)};
+    forEachCandidatePod(view, reserved, c.selector, resolved, &namespaces, [&](const CountedPod& p) {
+      if (p.terminating || !p.labelsMatch(resolved, c.selector)) return;
+      if (counts_[p.node->id]++ == 0) nodes_.push_back(p.node->id);
+    });
+  }
+  int64_t on(const ClusterView& view, const NodeInfo& node) const {
+    const NodeInfo* v = viewNodeOf(view, node);
+    return v == nullptr || v->id >= counts_.size() ? 0 : counts_[v->id];
+  }
+  int64_t onViewNode(uint32_t id) const { return counts_[id]; }
+  const std::vector<uint32_t>& nodes() const { return nodes_; }  // ids with a count
+
+ private:
+  std::vector<int32_t> counts_;
+  std::vector<uint32_t> nodes_;
+};
+
+bool hasAllKeys(const std::vector<TopologyKey>& keys, const NodeInfo& node) {
+  return std::all_of(keys.begin(), keys.end(), [&](const TopologyKey& k) { return k.presentOn(node); });
+}
+
+struct PreFilterState final : StateData {
+  std::vector<Constraint> constraints;
+  std::vector<TopologyKey> keys;
+  std::vector<DomainCounts> counts;           // per constraint: matching pods per eligible domain
+  std::vector<std::vector<char>> eligible;    // per constraint, by value id: an eligible domain
+  std::vector<int64_t> domains;               // per constraint: eligible domains
+  std::vector<int64_t> minMatch;              // per constraint: the minimum over them (MaxInt32 when none)
+  std::vector<bool> selfMatch;
+};
+
+struct PreScoreState final : StateData {
+  std::vector<Constraint> constraints;
+  std::vector<TopologyKey> keys;
+  std::vector<bool> hostname;
+  std::vector<double> weights;
+  std::vector<DomainCounts> counts;         // non-hostname constraints: pods per domain of the feasible nodes
+  std::vector<PodsPerNode> perNode;         // hostname constraints
+  std::vector<char> ignored;                // by NodeInfo::id of view nodes
+  std::vector<const NodeInfo*> ignoredCopies;
+  const ClusterView* view = nullptr;
+  bool isIgnored(const NodeInfo& node) const {
+    if (view->holds(node)) return node.id < ignored.size() && ignored[node.id];
+    return std::find(ignoredCopies.begin(), ignoredCopies.end(), &node) != ignoredCopies.end();
+  }
+};
+
+class PodTopologySpread final : public PreFilterPlugin, public FilterPlugin, public PreScorePlugin, public ScorePlugin {
+ public:
+  explicit PodTopologySpread(PodTopologySpreadArgs args) : args_(std::move(args)) {}
+  std::string_view name() const override { return names::kPodTopologySpread; }
+
+  Status preFilter(CycleState& cycle, const Pod& pod, const ClusterView& view) const override {
+    auto source = constraintsOf(pod, view, args_, "DoNotSchedule");
+    if (!source) return Status(Code::Error, "get constraints from pod: " + source.error().message);
+    if (source->constraints.empty()) return Status::skip();
+    auto state = std::make_unique<PreFilterState>();
+    state->constraints = std::move(source->constraints);
+    const size_t n = state->constraints.size();
+    const std::shared_ptr<const ReservedPods> reserved = view.reservedPods();
+    const RequiredNodeAffinity affinity(pod);
+    std::vector<PodsPerNode> perNode;
+    for (const Constraint& c : state->constraints) {
+      state->keys.emplace_back(view, c.topologyKey);
+      state->counts.emplace_back(view.nodeLabelValueBound());
+      state->eligible.emplace_back(view.nodeLabelValueBound(), 0);
+      perNode.emplace_back(view, *reserved, c, pod.namespace_);
+      state->selfMatch.push_back(c.selector.matches(pod.labels));
+    }
+    state->domains.assign(n, 0);
+    for (const NodeInfo& node : view.nodes()) {
+      if (!hasAllKeys(state->keys, node)) continue;
+      for (size_t i = 0; i < n; ++i) {
+        if (!matchesInclusionPolicies(state->constraints[i], pod, node.node, affinity)) continue;
+        const uint32_t value = state->keys[i].valueOf(node);
+        if (!state->eligible[i][value]) {
+          state->eligible[i][value] = 1;
+          ++state->domains[i];
+        }
+        state->counts[i].add(value, perNode[i].onViewNode(node.id));
+      }
+    }
+    state->minMatch.assign(n, std::numeric_limits<int32_t>::max());
+    for (size_t i = 0; i < n; ++i) {
+      if (state->domains[i] == 0) continue;
+      // Every eligible domain with no pod is a minimum of 0.
+      int64_t withPods = 0;
+      int64_t low = std::numeric_limits<int64_t>::max();
+      for (uint32_t v : state->counts[i].touched()) {
+        if (!state->eligible[i][v]) continue;
+        ++withPods;
+        low = std::min(low, state->counts[i].get(v));
+      }
+      state->minMatch[i] = withPods < state->domains[i] ? 0 : low;
+    }
+    cycle.write(kPreFilterKey, std::move(state));
+    return Status::success();
+  }
+
+  Status filter(const CycleState& cycle, const Pod&, const NodeInfo& node) const override {
+    const PreFilterState* state = cycle.read<PreFilterState>(kPreFilterKey);
+    if (state == nullptr) return Status::success();
+    static const Status kMissingLabel(Code::UnschedulableAndUnresolvable, std::string(kErrReasonNodeLabelNotMatch));
+    static const Status kSkew(Code::Unschedulable, std::string(kErrReasonConstraintsNotMatch));
+    for (size_t i = 0; i < state->constraints.size(); ++i) {
+      const Constraint& c = state->constraints[i];
+      const uint32_t value = state->keys[i].valueOf(node);
+      if (value == TopologyKey::kAbsent) return kMissingLabel;
+      const int64_t minMatch = state->domains[i] < c.minDomains ? 0 : state->minMatch[i];
+      const int64_t matchNum = value != TopologyKey::kUnknown && state->eligible[i][value] ? state->counts[i].get(value) : 0;
+      const int64_t skew = matchNum + (state->selfMatch[i] ? 1 : 0) - minMatch;
+      if (skew > c.maxSkew) return kSkew;
+    }
+    return Status::success();
+  }
+
+  Status preScore(CycleState& cycle, const Pod& pod, std::span<const NodeInfo* const> feasible,
+                  const ClusterView& view) const override {
+    if (view.nodes().empty()) return Status::skip();
+    auto source = constraintsOf(pod, view, args_, "ScheduleAnyway");
+    if (!source) return Status(Code::Error, "calculating preScoreState: " + source.error().message);
+    if (source->constraints.empty()) return Status::skip();
+    auto state = std::make_unique<PreScoreState>();
+    state->view = &view;
+    state->constraints = std::move(source->constraints);
+    const size_t n = state->constraints.size();
+    // Only the system defaults spare a node a missing key (say, no zone label).
+    const bool requireAllTopologies = source->own || !args_.systemDefaulting;
+    const std::shared_ptr<const ReservedPods> reserved = view.reservedPods();
+    state->ignored.assign(view.nodeIdBound(), 0);
+    std::vector<std::vector<char>> registered;
+    std::vector<bool> absentRegistered(n, false);
+    std::vector<std::vector<std::string>> unknownValues(n);  // domains of copies the view does not know
+    std::vector<int64_t> topologySize(n, 0);
+    for (const Constraint& c : state->constraints) {
+      state->keys.emplace_back(view, c.topologyKey);
+      state->hostname.push_back(c.topologyKey == kHostnameKey);
+      state->counts.emplace_back(view.nodeLabelValueBound());
+      registered.emplace_back(view.nodeLabelValueBound(), 0);
+    }
+    size_t ignoredCount = 0;
+    for (const NodeInfo* node : feasible) {
+      if (requireAllTopologies && !hasAllKeys(state->keys, *node)) {
+        if (view.holds(*node))
+          state->ignored[node->id] = 1;
+        else
+          state->ignoredCopies.push_back(node);
+        ++ignoredCount;
+        continue;
+      }
+      for (size_t i = 0; i < n; ++i) {
+        if (state->hostname[i]) continue;  // counted per node in Score
+        const uint32_t value = state->keys[i].valueOf(*node);
+        if (value == TopologyKey::kAbsent) {
+          if (!absentRegistered[i]) {
+            absentRegistered[i] = true;
+            ++topologySize[i];
+          }
+        } else if (value == TopologyKey::kUnknown) {
+          const std::string& text = *findLabel(node->node.labels, state->keys[i].text());
+          if (std::find(unknownValues[i].begin(), unknownValues[i].end(), text) == unknownValues[i].end()) {
+            unknownValues[i].push_back(text);
+            ++topologySize[i];
+          }
+        } else if (!registered[i][value]) {
+          registered[i][value] = 1;
+          ++topologySize[i];
+        }
+      }
+    }
+    for (size_t i = 0; i < n; ++i) {
+      const int64_t size = state->hostname[i] ? static_cast<int64_t>(feasible.size() - ignoredCount) : topologySize[i];
+      state->weights.push_back(std::log(static_cast<double>(size + 2)));
+    }
+    // Pods of every node (not only the feasible ones) count in their domain.
+    // (Nodes without the key, the "" domain of the system defaults, only
+    // widen topologySize: Score reads no count for them.)
+    const RequiredNodeAffinity affinity(pod);
+    for (size_t i = 0; i < n; ++i) {
+      PodsPerNode pods(view, *reserved, state->constraints[i], pod.namespace_);
+      if (!state->hostname[i]) {
+        for (uint32_t id : pods.nodes()) {
+          const NodeInfo* node = view.nodeById(id);
+          if (node == nullptr) continue;
+          if (requireAllTopologies && !hasAllKeys(state->keys, *node)) continue;
+          if (!matchesInclusionPolicies(state->constraints[i], pod, node->node, affinity)) continue;
+          const uint32_t value = state->keys[i].valueOf(*node);
+          if (value != TopologyKey::kAbsent && registered[i][value]) state->counts[i].add(value, pods.onViewNode(id));
+        }
+      }
+      state->perNode.push_back(std::move(pods));
+    }
+    cycle.write(kPreScoreKey, std::move(state));
+    return Status::success();
+  }
+
+  int64_t score(const CycleState& cycle, const Pod&, const NodeInfo& node) const override {
+    const PreScoreState* state = cycle.read<PreScoreState>(kPreScoreKey);
+    if (state == nullptr) return 0;
+    if (state->isIgnored(node)) return kInvalidScore;
+    double score = 0;
+    for (size_t i = 0; i < state->constraints.size(); ++i) {
+      const uint32_t value = state->keys[i].valueOf(node);
+      if (value == TopologyKey::kAbsent) continue;
+      int64_t count = 0;
+      if (state->hostname[i]) {
+        count = state->perNode[i].on(*state->view, node);
+      } else if (value != TopologyKey::kUnknown) {
+        count = state->counts[i].get(value);
+      }
+      score += static_cast<double>(count) * state->weights[i] + static_cast<double>(state->constraints[i].maxSkew - 1);
+    }
+    return static_cast<int64_t>(std::round(score));
+  }
+
+  void normalizeScores(const CycleState& cycle, const Pod&, std::span<int64_t> scores) const override {
+    if (cycle.read<PreScoreState>(kPreScoreKey) == nullptr) return;
+    int64_t minScore = std::numeric_limits<int64_t>::max();
+    int64_t maxScore = 0;
+    for (int64_t s : scores) {
+      if (s == kInvalidScore) continue;
+      minScore = std::min(minScore, s);
+      maxScore = std::max(maxScore, s);
+    }
+    for (int64_t& s : scores) {
+      if (s == kInvalidScore) {
+        s = 0;
+      } else if (maxScore == 0) {
+        s = kMaxNodeScore;
+      } else {
+        s = kMaxNodeScore * (maxScore + minScore - s) / maxScore;
+      }
+    }
+  }
+
+ private:
+  PodTopologySpreadArgs args_;
+};
+
+}  // namespace
+
+Result<PodTopologySpreadArgs> decodePodTopologySpreadArgs(const nlohmann::json& args) {
+  constexpr std::string_view kType = "PodTopologySpreadArgs";
+  PodTopologySpreadArgs out;
+  if (args.is_null()) return out;
+  if (Outcome ok = checkArgsObject(args, kType, {"defaultConstraints", "defaultingType"}); !ok) return ok.error();
+  std::string defaultingType = "System";  // SetDefaults_PodTopologySpreadArgs
+  if (auto t = args.find("defaultingType"); t != args.end() && !t->is_null()) {
+    if (!t->is_string()) return fieldError("PodTopologySpreadArgs.defaultingType", "must be a string");
+    defaultingType = t->get<std::string>();
+    if (defaultingType.empty()) defaultingType = "System";
+  }
+  if (auto d = args.find("defaultConstraints"); d != args.end() && !d->is_null()) {
+    auto decoded = decodeTopologySpreadConstraints(*d);
+    if (!decoded) {
+      std::string message = decoded.error().message;
+      constexpr std::string_view kPrefix = "topologySpreadConstraints";
+      if (message.rfind(kPrefix, 0) == 0) message = "defaultConstraints" + message.substr(kPrefix.size());
+      return Error{"PodTopologySpreadArgs." + message};
+    }
+    out.defaultConstraints = std::move(*decoded);
+  }
+
+  // ValidatePodTopologySpreadArgs: every error is reported.
+  const std::string root = "PodTopologySpreadArgs";
+  std::vector<std::string> errs;
+  if (defaultingType != "System" && defaultingType != "List") {
+    errs.push_back(root + ".defaultingType: Unsupported value: " + goQuote(defaultingType) +
+                   ": supported values: \"System\", \"List\"");
+  } else if (defaultingType == "System" && !out.defaultConstraints.empty()) {
+    errs.push_back(root + ".defaultingType: Invalid value: \"System\": when .defaultConstraints are not empty");
+  }
+  for (size_t i = 0; i < out.defaultConstraints.size(); ++i) {
+    const TopologySpreadConstraint& c = out.defaultConstraints[i];
+    const std::string p = root + ".defaultConstraints[" + std::to_string(i) + "]";
+    if (c.maxSkew <= 0)
+      errs.push_back(p + ".maxSkew: Invalid value: " + std::to_string(c.maxSkew) + ": not in valid range (0, inf)");
+    if (c.topologyKey.empty()) {
+      errs.push_back(p + ".topologyKey: Required value: can not be empty");
+    } else {
+      for (const std::string& msg : qualifiedNameErrors(c.topologyKey))
+        errs.push_back(p + ".topologyKey: Invalid value: " + goQuote(c.topologyKey) + ": " + msg);
+    }
+    if (c.whenUnsatisfiable.empty()) {
+      errs.push_back(p + ".whenUnsatisfiable: Required value: can not be empty");
+    } else if (c.whenUnsatisfiable != "DoNotSchedule" && c.whenUnsatisfiable != "ScheduleAnyway") {
+      errs.push_back(p + ".whenUnsatisfiable: Unsupported value: " + goQuote(c.whenUnsatisfiable) +
+                     ": supported values: \"DoNotSchedule\", \"ScheduleAnyway\"");
+    }
+    if (c.labelSelector)
+      errs.push_back(p + ".labelSelector: Forbidden: constraint must not define a selector, as they deduced for each pod");
+    for (size_t j = 0; j < i; ++j) {
+      const TopologySpreadConstraint& other = out.defaultConstraints[j];
+      if (other.topologyKey == c.topologyKey && other.whenUnsatisfiable == c.whenUnsatisfiable) {
+        errs.push_back(p + ": Duplicate value: \"{" + c.topologyKey + ", " + c.whenUnsatisfiable + "}\"");
+        break;
+      }
+    }
+  }
+  if (!errs.empty()) return Error{aggregateErrors(errs)};
+  out.systemDefaulting = defaultingType == "System";
+  return out;
+}
+
+Result<std::unique_ptr<Plugin>> newPodTopologySpread(const nlohmann::json& args) {
+  auto decoded = decodePodTopologySpreadArgs(args);
+  if (!decoded) return decoded.error();
+  return std::unique_ptr<Plugin>(std::make_unique<PodTopologySpread>(std::move(*decoded)));
+}
+
+}  // namespace placer

@@ -1,0 +1,166 @@
+#pragma once
+// What InterPodAffinity and PodTopologySpread share: reading a node's value
+// of a topology key, counting per topology domain, and finding the pods of
+// the view (and its reservations) that a label selector selects without
+// looking at every pod.
+//
+// All of it is per decision: built in PreFilter / PreScore from a view that
+// holds still for the decision, read in Filter / Score. Not thread-safe;
+// each decision has its own.
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "scoring/cluster_state.h"
+#include "scoring/label_selector.h"
+#include "scoring/pod_affinity.h"
+
+namespace placer {
+
+// A node label key as the view indexes it. valueOf(node) is the id of the
+// node's value (ClusterView::nodeLabelValueId), kAbsent when the node has no
+// such label, kUnknown when it has one that no node of the view has (a node
+// copy from an extender request).
+class TopologyKey {
+ public:
+  static constexpr uint32_t kAbsent = StringTable::kNone;
+  static constexpr uint32_t kUnknown = StringTable::kNone - 1;
+
+  TopologyKey() = default;
+  TopologyKey(const ClusterView& view, std::string key);
+  uint32_t valueOf(const NodeInfo& node) const;
+  bool presentOn(const NodeInfo& node) const { return valueOf(node) != kAbsent; }
+  const std::string& text() const { return key_; }
+
+ private:
+  const ClusterView* view_ = nullptr;
+  std::string key_;
+  uint32_t keyId_ = StringTable::kNone;
+};
+
+// Counts per domain (value id) of one topology key. Value ids index a dense
+// array sized to the view's bound, so a lookup per node is one load.
+class DomainCounts {
+ public:
+  explicit DomainCounts(uint32_t valueBound = 0) : counts_(valueBound, 0) {}
+  // kAbsent / kUnknown values are ignored by add() and read as 0.
+  void add(uint32_t value, int64_t n) {
+    if (value >= counts_.size()) return;
+    if (counts_[value] == 0 && n != 0) touched_.push_back(value);
+    counts_[value] += n;
+  }
+  int64_t get(uint32_t value) const { return value < counts_.size() ? counts_[value] : 0; }
+  // Domains whose count is not 0, in the order first touched (a value may
+  // repeat if it went back to 0 and up again; callers check get()).
+  const std::vector<uint32_t>& touched() const { return touched_; }
+  bool anyNonZero() const {
+    for (uint32_t v : touched_)
+      if (counts_[v] != 0) return true;
+    return false;
+  }
+
+ private:
+  std::vector<int64_t> counts_;
+  std::vector<uint32_t> touched_;
+};
+
+// A label selector resolved against the view's interned strings, to match
+// view pods by integer compares.
+class ResolvedSelector {
+ public:
+  ResolvedSelector(const ClusterView& view, const CompiledSelector& selector);
+  bool matches(const PodRecord& pod) const;
+  // No view pod can match (Nothing, or an In / Exists on what no pod has).
+  bool impossible() const { return impossible_; }
+  // The smallest list of pods that holds every pod the selector matches
+  // (from the label index), or false when it has no In requirement to use.
+  bool candidates(const ClusterView& view, std::vector<std::span<const uint32_t>>& out) const;
+
+ private:
+  struct Requirement {
+    uint32_t key = StringTable::kNone;
+    SelectorOperator op = SelectorOperator::In;
+    std::vector<uint32_t> values;
+  };
+  std::vector<Requirement> requirements_;
+  bool impossible_ = false;
+};
+
+// A pod counted on a node of the view, as the topology plugins see it: a
+// bound pod of the view or a reservation.
+struct CountedPod {
+  const NodeInfo* node = nullptr;
+  std::string_view namespace_;
+  bool terminating = false;
+  const PodAffinityInfo* affinity = nullptr;
+  const PodRecord* record = nullptr;     // a view pod
+  const ReservedPod* reserved = nullptr;  // a reservation
+  bool labelsMatch(const ResolvedSelector& resolved, const CompiledSelector& selector) const {
+    return record ? resolved.matches(*record) : selector.matches(reserved->labels);
+  }
+};
+
+// Visits every pod on a node of the view (and every reservation) that may
+// match `selector` and lives in one of `namespaces` (all namespaces when
+// null): the label index narrows the candidates; f(pod) decides the rest
+// (it is passed the resolved selector through CountedPod::labelsMatch).
+// Pods not attached to a view node are skipped.
+template <class F>
+void forEachCandidatePod(const ClusterView& view, const ReservedPods& reserved, const CompiledSelector& selector,
+                         const ResolvedSelector& resolved, const std::vector<std::string>* namespaces, F&& f);
+
+// Namespace ids of a term's namespaces (kNone for ones no pod has).
+std::vector<uint32_t> namespaceIds(const ClusterView& view, const std::vector<std::string>& namespaces);
+
+// ---- implementation ----
+
+template <class F>
+void forEachCandidatePod(const ClusterView& view, const ReservedPods& reserved, const CompiledSelector& selector,
+                         const ResolvedSelector& resolved, const std::vector<std::string>* namespaces, F&& f) {
+  if (selector.nothing()) return;
+  if (!resolved.impossible()) {
+    std::vector<uint32_t> nsIds;
+    if (namespaces) nsIds = namespaceIds(view, *namespaces);
+    auto inNamespaces = [&](uint32_t ns) {
+      return namespaces == nullptr || std::find(nsIds.begin(), nsIds.end(), ns) != nsIds.end();
+    };
+    auto visit = [&](uint32_t slot) {
+      const PodRecord* pod = view.pod(slot);
+      if (pod == nullptr || !pod->attached || !inNamespaces(pod->namespaceId)) return;
+      CountedPod counted;
+      counted.node = view.nodeById(pod->nodeId);
+      if (counted.node == nullptr) return;
+      counted.namespace_ = view.text(pod->namespaceId);
+      counted.terminating = pod->terminating;
+      counted.affinity = pod->affinity.get();
+      counted.record = pod;
+      f(counted);
+    };
+    std::vector<std::span<const uint32_t>> lists;
+    if (resolved.candidates(view, lists)) {
+      for (std::span<const uint32_t> list : lists)
+        for (uint32_t slot : list) visit(slot);
+    } else if (namespaces != nullptr) {
+      for (uint32_t ns : nsIds)
+        if (ns != StringTable::kNone)
+          for (uint32_t slot : view.podsInNamespace(ns)) visit(slot);
+    } else {
+      for (uint32_t slot = 0; slot < view.podSlotBound(); ++slot) visit(slot);
+    }
+  }
+  for (const auto& r : reserved.pods) {
+    if (namespaces && !std::binary_search(namespaces->begin(), namespaces->end(), r->namespace_)) continue;
+    CountedPod counted;
+    counted.node = view.nodeById(r->nodeId);
+    if (counted.node == nullptr) continue;
+    counted.namespace_ = r->namespace_;
+    counted.affinity = r->affinity.get();
+    counted.reserved = r.get();
+    f(counted);
+  }
+}
+
+}  // namespace placer

@@ -1,0 +1,409 @@
+// InterPodAffinity and PodTopologySpread through the engine, each alone in
+// a profile: the verdict and the normalised score of every node for a pod,
+// as kube-scheduler's plugins give them (upstream's filtering_test.go and
+// scoring_test.go cases, in their own words).
+#include <map>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "scoring/engine.h"
+#include "scoring/placement.h"
+#include "scoring/snapshot.h"
+
+namespace placer {
+namespace {
+
+using nlohmann::json;
+
+json node(const std::string& name, json labels = json::object()) {
+  labels["kubernetes.io/hostname"] = name;
+  return {{"metadata", {{"name", name}, {"labels", labels}}},
+          {"status", {{"allocatable", {{"cpu", "8"}, {"memory", "16Gi"}, {"pods", "110"}}}}}};
+}
+json zoned(const std::string& name, const std::string& zone) {
+  return node(name, {{"topology.kubernetes.io/zone", zone}});
+}
+
+json pod(const std::string& name, json labels, const std::string& nodeName = "", const std::string& ns = "default") {
+  json p = {{"metadata", {{"name", name}, {"namespace", ns}, {"uid", "uid-" + ns + "-" + name}, {"labels", labels}}},
+            {"spec", {{"containers", json::array({{{"name", "c"}}})}}}};
+  if (!nodeName.empty()) {
+    p["spec"]["nodeName"] = nodeName;
+    p["status"]["phase"] = "Running";
+  }
+  return p;
+}
+
+json term(json matchLabels, const std::string& topologyKey) {
+  return {{"labelSelector", {{"matchLabels", matchLabels}}}, {"topologyKey", topologyKey}};
+}
+json withAffinity(json p, const std::string& kind, json required, json preferred = json::array()) {
+  json rules = json::object();
+  if (!required.empty()) rules["requiredDuringSchedulingIgnoredDuringExecution"] = required;
+  if (!preferred.empty()) rules["preferredDuringSchedulingIgnoredDuringExecution"] = preferred;
+  p["spec"]["affinity"][kind] = rules;
+  return p;
+}
+json weighted(int weight, json t) { return {{"weight", weight}, {"podAffinityTerm", t}}; }
+
+json spread(int maxSkew, const std::string& key, const std::string& when, json matchLabels) {
+  return {{"maxSkew", maxSkew},
+          {"topologyKey", key},
+          {"whenUnsatisfiable", when},
+          {"labelSelector", {{"matchLabels", matchLabels}}}};
+}
+
+struct Result {
+  Decision decision;
+  std::map<std::string, std::string> reason;  // unfeasible node -> first reason
+  std::map<std::string, int64_t> score;       // feasible node -> the plugin's normalised score
+};
+
+class TopologyPluginTest : public ::testing::Test {
+ protected:
+  // Runs `plugin` alone (with `args`) for the snapshot's pod.
+  Result run(const std::string& plugin, json snapshot, json args = nullptr) {
+    json profile = {{"plugins", {{"multiPoint", {{"enabled", {{{"name", plugin}}}}, {"disabled", {{{"name", "*"}}}}}}}}};
+    if (!args.is_null()) profile["pluginConfig"] = {{{"name", plugin}, {"args", args}}};
+    auto built = Profile::fromJson(profile);
+    EXPECT_TRUE(built.ok()) << built.error().message;
+    engine_ = std::make_unique<Engine>(*built, 0);
+    auto decoded = decodeSnapshot(snapshot);
+    EXPECT_TRUE(decoded.ok()) << decoded.error().message;
+    state_ = std::make_unique<ClusterState>();
+    state_->update([&](MutableClusterView& v) { fillView(v, *decoded); });
+    Result out;
+    state_->read([&](const ClusterView& view) {
+      out.decision = engine_->place(*decoded->pod, view, Detail::Full);
+      for (const NodeOutcome& o : out.decision.nodes) {
+        if (o.code != Code::Success)
+          out.reason[o.node->name()] = o.reasons.empty() ? "" : o.reasons[0];
+        else
+          out.score[o.node->name()] = o.pluginScores.empty() ? 0 : o.pluginScores[0];
+      }
+    });
+    return out;
+  }
+
+  std::unique_ptr<ClusterState> state_;
+  std::unique_ptr<Engine> engine_;
+};
+
+// ---- InterPodAffinity: Filter ----
+
+TEST_F(TopologyPluginTest, RequiredAntiAffinityKeepsReplicasApart) {
+  json incoming = withAffinity(pod("web-2", {{"app", "web"}}), "podAntiAffinity",
+                               json::array({term({{"app", "web"}}, "kubernetes.io/hostname")}));
+  Result r = run("InterPodAffinity", {{"nodes", {node("node-a"), node("node-b")}},
+                                      {"pods", {pod("web-1", {{"app", "web"}}, "node-a")}},
+                                      {"pod", incoming}});
+  EXPECT_EQ(r.reason["node-a"], "node(s) didn't match pod anti-affinity rules");
+  EXPECT_FALSE(r.reason.contains("node-b"));
+  ASSERT_NE(r.decision.selected, nullptr);
+  EXPECT_EQ(r.decision.selected->name(), "node-b");
+}
+
+TEST_F(TopologyPluginTest, AnExistingPodsRequiredAntiAffinityBindsAPodThatDeclaresNothing) {
+  json guard = withAffinity(pod("guard", {{"app", "guard"}}, "node-b"), "podAntiAffinity",
+                            json::array({term({{"app", "web"}}, "kubernetes.io/hostname")}));
+  Result r = run("InterPodAffinity",
+                 {{"nodes", {node("node-a"), node("node-b")}}, {"pods", {guard}}, {"pod", pod("web", {{"app", "web"}})}});
+  EXPECT_EQ(r.reason["node-b"], "node(s) didn't satisfy existing pods anti-affinity rules");
+  EXPECT_FALSE(r.reason.contains("node-a"));
+}
+
+TEST_F(TopologyPluginTest, RequiredAffinityFollowsTheTopologyDomain) {
+  json incoming = withAffinity(pod("app", {{"app", "api"}}), "podAffinity",
+                               json::array({term({{"app", "db"}}, "topology.kubernetes.io/zone")}));
+  Result r = run("InterPodAffinity",
+                 {{"nodes", {zoned("a1", "zone-a"), zoned("a2", "zone-a"), zoned("b1", "zone-b"), node("bare")}},
+                  {"pods", {pod("db", {{"app", "db"}}, "a1")}},
+                  {"pod", incoming}});
+  EXPECT_FALSE(r.reason.contains("a1"));
+  EXPECT_FALSE(r.reason.contains("a2"));
+  EXPECT_EQ(r.reason["b1"], "node(s) didn't match pod affinity rules");
+  EXPECT_EQ(r.reason["bare"], "node(s) didn't match pod affinity rules");
+  EXPECT_EQ(r.decision.nodes[0].code, Code::Success);
+  EXPECT_EQ(r.decision.nodes[2].code, Code::UnschedulableAndUnresolvable);
+}
+
+TEST_F(TopologyPluginTest, TheFirstPodOfAGroupWithAffinityToItselfMayGoAnywhereTheKeyExists) {
+  json incoming = withAffinity(pod("cache-0", {{"app", "cache"}}), "podAffinity",
+                               json::array({term({{"app", "cache"}}, "topology.kubernetes.io/zone")}));
+  Result r = run("InterPodAffinity",
+                 {{"nodes", {zoned("a1", "zone-a"), zoned("b1", "zone-b"), node("bare")}}, {"pod", incoming}});
+  EXPECT_FALSE(r.reason.contains("a1"));
+  EXPECT_FALSE(r.reason.contains("b1"));
+  EXPECT_EQ(r.reason["bare"], "node(s) didn't match pod affinity rules");
+}
+
+TEST_F(TopologyPluginTest, TermsSelectTheirOwnNamespaceUnlessTheyNameOthers) {
+  json incoming = withAffinity(pod("web-2", {{"app", "web"}}), "podAntiAffinity",
+                               json::array({term({{"app", "web"}}, "kubernetes.io/hostname")}));
+  Result r = run("InterPodAffinity", {{"nodes", {node("node-a"), node("node-b")}},
+                                      {"pods", {pod("web-1", {{"app", "web"}}, "node-a", "other")}},
+                                      {"pod", incoming}});
+  EXPECT_TRUE(r.reason.empty());
+
+  json naming = withAffinity(pod("web-3", {{"app", "web"}}), "podAntiAffinity",
+                             json::array({json{{"labelSelector", {{"matchLabels", {{"app", "web"}}}}},
+                                               {"namespaces", {"other"}},
+                                               {"topologyKey", "kubernetes.io/hostname"}}}));
+  Result r2 = run("InterPodAffinity", {{"nodes", {node("node-a"), node("node-b")}},
+                                       {"pods", {pod("web-1", {{"app", "web"}}, "node-a", "other")}},
+                                       {"pod", naming}});
+  EXPECT_EQ(r2.reason["node-a"], "node(s) didn't match pod anti-affinity rules");
+}
+
+TEST_F(TopologyPluginTest, NamespaceSelectorsSelectByTheNamespacesLabels) {
+  json incoming = withAffinity(pod("web-2", {{"app", "web"}}), "podAntiAffinity",
+                               json::array({json{{"labelSelector", {{"matchLabels", {{"app", "web"}}}}},
+                                                 {"namespaceSelector", {{"matchLabels", {{"team", "a"}}}}},
+                                                 {"topologyKey", "kubernetes.io/hostname"}}}));
+  json namespaces = json::array({{{"metadata", {{"name", "team-a"}, {"labels", {{"team", "a"}}}}}},
+                                 {{"metadata", {{"name", "team-b"}, {"labels", {{"team", "b"}}}}}}});
+  Result r = run("InterPodAffinity", {{"nodes", {node("node-a"), node("node-b"), node("node-c")}},
+                                      {"namespaces", namespaces},
+                                      {"pods", {pod("w1", {{"app", "web"}}, "node-a", "team-a"),
+                                                pod("w2", {{"app", "web"}}, "node-b", "team-b")}},
+                                      {"pod", incoming}});
+  EXPECT_EQ(r.reason["node-a"], "node(s) didn't match pod anti-affinity rules");
+  EXPECT_FALSE(r.reason.contains("node-b"));
+  EXPECT_FALSE(r.reason.contains("node-c"));
+}
+
+TEST_F(TopologyPluginTest, AnInvalidSelectorRejectsThePodAsUpstreamParsesIt) {
+  json bad = {{"labelSelector", {{"matchExpressions", json::array({{{"key", "app"}, {"operator", "In"}}})}}},
+              {"topologyKey", "kubernetes.io/hostname"}};
+  Result r = run("InterPodAffinity", {{"nodes", {node("node-a")}},
+                                      {"pod", withAffinity(pod("p", {{"app", "web"}}), "podAffinity", json::array({bad}))}});
+  ASSERT_TRUE(r.decision.preFilterRejection.has_value());
+  EXPECT_EQ(r.reason["node-a"],
+            "parsing pod: requiredAffinityTerms: values: Invalid value: []string(nil): for 'in', 'notin' operators, "
+            "values set can't be empty");
+}
+
+TEST_F(TopologyPluginTest, AReservationCountsAsThePodItWillBe) {
+  Result first = run("InterPodAffinity", {{"nodes", {node("node-a"), node("node-b")}}, {"pod", pod("x", {{"app", "x"}})}});
+  ASSERT_NE(first.decision.selected, nullptr);
+  // A replica with anti-affinity is reserved on node-a, not yet in the view.
+  Pod reserved = decodePod(withAffinity(pod("web-1", {{"app", "web"}}), "podAntiAffinity",
+                                        json::array({term({{"app", "web"}}, "kubernetes.io/hostname")})))
+                     .value();
+  state_->update([&](MutableClusterView& v) {
+    ASSERT_TRUE(v.reserve(reservationFor(reserved, "review-1", "node-a", std::chrono::steady_clock::time_point::max())));
+  });
+  Pod plain = decodePod(pod("web-2", {{"app", "web"}})).value();
+  state_->read([&](const ClusterView& view) {
+    Decision d = engine_->place(plain, view, Detail::Full);
+    ASSERT_NE(d.selected, nullptr);
+    EXPECT_EQ(d.selected->name(), "node-b");
+    EXPECT_TRUE(d.podDependent);
+  });
+}
+
+// ---- InterPodAffinity: Score ----
+
+TEST_F(TopologyPluginTest, PreferredAffinityFavoursTheDomainOfMatchingPods) {
+  json incoming = withAffinity(pod("api", {{"app", "api"}}), "podAffinity", json::array(),
+                               json::array({weighted(10, term({{"app", "db"}}, "topology.kubernetes.io/zone"))}));
+  Result r = run("InterPodAffinity", {{"nodes", {zoned("a1", "zone-a"), zoned("a2", "zone-a"), zoned("b1", "zone-b")}},
+                                      {"pods", {pod("db", {{"app", "db"}}, "a1")}},
+                                      {"pod", incoming}});
+  EXPECT_EQ(r.score["a1"], 100);
+  EXPECT_EQ(r.score["a2"], 100);
+  EXPECT_EQ(r.score["b1"], 0);
+}
+
+TEST_F(TopologyPluginTest, PreferredAntiAffinityFavoursOtherDomains) {
+  json incoming = withAffinity(pod("web-3", {{"app", "web"}}), "podAntiAffinity", json::array(),
+                               json::array({weighted(5, term({{"app", "web"}}, "kubernetes.io/hostname"))}));
+  Result r = run("InterPodAffinity", {{"nodes", {node("n1"), node("n2"), node("n3")}},
+                                      {"pods", {pod("web-1", {{"app", "web"}}, "n1"), pod("web-2", {{"app", "web"}}, "n1"),
+                                                pod("web-0", {{"app", "web"}}, "n2")}},
+                                      {"pod", incoming}});
+  // Scores -10, -5, 0 normalised over [min, max].
+  EXPECT_EQ(r.score["n1"], 0);
+  EXPECT_EQ(r.score["n2"], 50);
+  EXPECT_EQ(r.score["n3"], 100);
+}
+
+TEST_F(TopologyPluginTest, ExistingPodsRequiredAffinityAttractsThePodsTheyWant) {
+  json sidecarFan = withAffinity(pod("agent", {{"app", "agent"}}, "n2"), "podAffinity",
+                                 json::array({term({{"app", "web"}}, "kubernetes.io/hostname")}));
+  Result r = run("InterPodAffinity", {{"nodes", {node("n1"), node("n2")}},
+                                      {"pods", {sidecarFan}},
+                                      {"pod", pod("web", {{"app", "web"}})}},
+                 {{"hardPodAffinityWeight", 5}});
+  EXPECT_EQ(r.score["n1"], 0);
+  EXPECT_EQ(r.score["n2"], 100);
+
+  Result off = run("InterPodAffinity", {{"nodes", {node("n1"), node("n2")}},
+                                        {"pods", {sidecarFan}},
+                                        {"pod", pod("web", {{"app", "web"}})}},
+                   {{"hardPodAffinityWeight", 0}});
+  EXPECT_EQ(off.score["n2"], 0);
+}
+
+TEST_F(TopologyPluginTest, InterPodAffinityArgsAreValidated) {
+  auto bad = Profile::fromJson({{"pluginConfig", {{{"name", "InterPodAffinity"}, {"args", {{"hardPodAffinityWeight", 101}}}}}}});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("not in valid range [0, 100]"), std::string::npos) << bad.error().message;
+}
+
+// ---- PodTopologySpread: Filter ----
+
+TEST_F(TopologyPluginTest, DoNotScheduleRejectsDomainsThatWouldSkewTooFar) {
+  json incoming = pod("p", {{"app", "web"}});
+  incoming["spec"]["topologySpreadConstraints"] =
+      json::array({spread(1, "topology.kubernetes.io/zone", "DoNotSchedule", {{"app", "web"}})});
+  Result r = run("PodTopologySpread",
+                 {{"nodes", {zoned("a1", "zone-a"), zoned("a2", "zone-a"), zoned("b1", "zone-b"), node("bare")}},
+                  {"pods", {pod("w1", {{"app", "web"}}, "a1"), pod("w2", {{"app", "web"}}, "a2")}},
+                  {"pod", incoming}});
+  EXPECT_EQ(r.reason["a1"], "node(s) didn't match pod topology spread constraints");
+  EXPECT_EQ(r.reason["a2"], "node(s) didn't match pod topology spread constraints");
+  EXPECT_FALSE(r.reason.contains("b1"));
+  EXPECT_EQ(r.reason["bare"], "node(s) didn't match pod topology spread constraints (missing required label)");
+}
+
+TEST_F(TopologyPluginTest, MinDomainsTreatsTheMinimumAsZeroWhileDomainsAreMissing) {
+  json incoming = pod("p", {{"app", "web"}});
+  json c = spread(1, "topology.kubernetes.io/zone", "DoNotSchedule", {{"app", "web"}});
+  c["minDomains"] = 3;
+  incoming["spec"]["topologySpreadConstraints"] = json::array({c});
+  // One pod in each of the two zones: without minDomains either zone fits
+  // (1 + 1 - 1 = 1); with three required, the minimum counts as 0 (skew 2).
+  Result r = run("PodTopologySpread",
+                 {{"nodes", {zoned("a1", "zone-a"), zoned("b1", "zone-b")}},
+                  {"pods", {pod("w1", {{"app", "web"}}, "a1"), pod("w2", {{"app", "web"}}, "b1")}},
+                  {"pod", incoming}});
+  EXPECT_EQ(r.reason["a1"], "node(s) didn't match pod topology spread constraints");
+  EXPECT_EQ(r.reason["b1"], "node(s) didn't match pod topology spread constraints");
+}
+
+TEST_F(TopologyPluginTest, NodeAffinityPolicyDecidesWhichDomainsCount) {
+  // zone-c exists only on a node the pod's nodeSelector excludes. Honoured
+  // (the default), it is no domain: zone-a and zone-b hold one pod each, the
+  // minimum is 1 and both fit. Ignored, zone-c is a domain with no pod: the
+  // minimum is 0 and a second pod in zone-a or zone-b skews by 2.
+  auto blue = [](const std::string& name, const std::string& zone) {
+    return node(name, {{"topology.kubernetes.io/zone", zone}, {"pool", "blue"}});
+  };
+  auto snapshot = [&](const std::string& policy) {
+    json incoming = pod("p", {{"app", "web"}});
+    incoming["spec"]["nodeSelector"] = {{"pool", "blue"}};
+    json c = spread(1, "topology.kubernetes.io/zone", "DoNotSchedule", {{"app", "web"}});
+    if (!policy.empty()) c["nodeAffinityPolicy"] = policy;
+    incoming["spec"]["topologySpreadConstraints"] = json::array({c});
+    return json{{"nodes", {blue("a1", "zone-a"), blue("b1", "zone-b"), zoned("c1", "zone-c")}},
+                {"pods", {pod("w1", {{"app", "web"}}, "a1"), pod("w2", {{"app", "web"}}, "b1")}},
+                {"pod", incoming}};
+  };
+  Result honoured = run("PodTopologySpread", snapshot(""));
+  EXPECT_FALSE(honoured.reason.contains("a1")) << honoured.reason["a1"];
+  EXPECT_FALSE(honoured.reason.contains("b1"));
+  Result ignored = run("PodTopologySpread", snapshot("Ignore"));
+  EXPECT_EQ(ignored.reason["a1"], "node(s) didn't match pod topology spread constraints");
+  EXPECT_EQ(ignored.reason["b1"], "node(s) didn't match pod topology spread constraints");
+  EXPECT_FALSE(ignored.reason.contains("c1"));
+}
+
+// ---- PodTopologySpread: Score, and the system defaults ----
+
+TEST_F(TopologyPluginTest, SystemDefaultsSpreadAReplicaSetsPodsAcrossZonesAndNodes) {
+  json rs = {{"metadata", {{"name", "web-7d4b"}, {"namespace", "default"}}},
+             {"spec", {{"selector", {{"matchLabels", {{"app", "web"}, {"pod-template-hash", "7d4b"}}}}}}}};
+  auto replica = [](const std::string& name, const std::string& nodeName) {
+    json p = pod(name, {{"app", "web"}, {"pod-template-hash", "7d4b"}}, nodeName);
+    p["metadata"]["ownerReferences"] = json::array(
+        {{{"apiVersion", "apps/v1"}, {"kind", "ReplicaSet"}, {"name", "web-7d4b"}, {"uid", "rs"}, {"controller", true}}});
+    return p;
+  };
+  Result r = run("PodTopologySpread",
+                 {{"nodes", {zoned("a1", "zone-a"), zoned("a2", "zone-a"), zoned("b1", "zone-b"), zoned("b2", "zone-b")}},
+                  {"replicasets", {rs}},
+                  {"pods", {replica("w1", "a1"), replica("w2", "a1"), replica("w3", "b1")}},
+                  {"pod", replica("w4", "")}});
+  // Fewest replicas: b2 (zone-b has 1, node 0) beats a2 (zone-a 2, node 0),
+  // b1 (zone 1, node 1) and a1 (zone 2, node 2).
+  ASSERT_NE(r.decision.selected, nullptr);
+  EXPECT_EQ(r.decision.selected->name(), "b2");
+  EXPECT_GT(r.score["b2"], r.score["a2"]);
+  EXPECT_GT(r.score["a2"], r.score["a1"]);
+  EXPECT_GT(r.score["b1"], r.score["a1"]);
+}
+
+TEST_F(TopologyPluginTest, APodNoWorkloadSelectsIsNotSpreadByTheDefaults) {
+  Result r = run("PodTopologySpread", {{"nodes", {zoned("a1", "zone-a"), zoned("b1", "zone-b")}},
+                                       {"pods", {pod("w1", {{"app", "web"}}, "a1")}},
+                                       {"pod", pod("w2", {{"app", "web"}})}});
+  EXPECT_EQ(r.score["a1"], 0);
+  EXPECT_EQ(r.score["b1"], 0);
+  EXPECT_FALSE(r.decision.podDependent);
+}
+
+TEST_F(TopologyPluginTest, AServiceSelectingThePodMakesTheDefaultsApply) {
+  json svc = {{"metadata", {{"name", "web"}, {"namespace", "default"}}}, {"spec", {{"selector", {{"app", "web"}}}}}};
+  Result r = run("PodTopologySpread", {{"nodes", {zoned("a1", "zone-a"), zoned("b1", "zone-b")}},
+                                       {"services", {svc}},
+                                       {"pods", {pod("w1", {{"app", "web"}}, "a1")}},
+                                       {"pod", pod("w2", {{"app", "web"}})}});
+  EXPECT_GT(r.score["b1"], r.score["a1"]);
+  ASSERT_NE(r.decision.selected, nullptr);
+  EXPECT_EQ(r.decision.selected->name(), "b1");
+}
+
+TEST_F(TopologyPluginTest, PodTopologySpreadArgsAreValidated) {
+  auto systemWithList = Profile::fromJson(
+      {{"pluginConfig",
+        {{{"name", "PodTopologySpread"},
+          {"args", {{"defaultingType", "System"},
+                    {"defaultConstraints", json::array({{{"maxSkew", 1}, {"topologyKey", "zone"}, {"whenUnsatisfiable", "DoNotSchedule"}}})}}}}}}});
+  ASSERT_FALSE(systemWithList.ok());
+  EXPECT_NE(systemWithList.error().message.find("when .defaultConstraints are not empty"), std::string::npos)
+      << systemWithList.error().message;
+  auto withSelector = Profile::fromJson(
+      {{"pluginConfig",
+        {{{"name", "PodTopologySpread"},
+          {"args", {{"defaultingType", "List"},
+                    {"defaultConstraints", json::array({{{"maxSkew", 0}, {"topologyKey", "zone"}, {"whenUnsatisfiable", "DoNotSchedule"},
+                                                         {"labelSelector", json::object()}}})}}}}}}});
+  ASSERT_FALSE(withSelector.ok());
+  EXPECT_NE(withSelector.error().message.find("not in valid range (0, inf)"), std::string::npos);
+  EXPECT_NE(withSelector.error().message.find("constraint must not define a selector"), std::string::npos);
+}
+
+// ---- Placing replicas one by one through the reservation book ----
+
+TEST_F(TopologyPluginTest, ReplicasReservedOneAfterAnotherSpreadAsTheyWouldOneByOne) {
+  json rs = {{"metadata", {{"name", "web-7d4b"}, {"namespace", "default"}}},
+             {"spec", {{"selector", {{"matchLabels", {{"app", "web"}}}}}}}};
+  json nodes = json::array();
+  for (std::string zone : {"zone-a", "zone-b", "zone-c"})
+    for (int i = 0; i < 2; ++i) nodes.push_back(zoned(zone + "-" + std::to_string(i), zone));
+  auto decoded = decodeSnapshot({{"nodes", nodes}, {"replicasets", {rs}}});
+  ASSERT_TRUE(decoded.ok());
+  ClusterState state;
+  state.update([&](MutableClusterView& v) { fillView(v, *decoded); });
+  Engine engine(Profile::defaults());
+  LocalReservationBook book(engine, state);
+  std::map<std::string, int> perNode;
+  for (int i = 0; i < 12; ++i) {
+    json p = pod("web-" + std::to_string(i), {{"app", "web"}});
+    p["metadata"]["ownerReferences"] = json::array(
+        {{{"apiVersion", "apps/v1"}, {"kind", "ReplicaSet"}, {"name", "web-7d4b"}, {"uid", "rs"}, {"controller", true}}});
+    Placement placed = book.placeAndReserve(decodePod(p).value(), "review-" + std::to_string(i),
+                                            std::chrono::steady_clock::time_point::max());
+    ASSERT_EQ(placed.outcome, Placement::Outcome::Reserved) << placed.reason;
+    ++perNode[placed.node];
+  }
+  for (const auto& [name, count] : perNode) EXPECT_EQ(count, 2) << name;
+  EXPECT_EQ(perNode.size(), 6u);
+}
+
+}  // namespace
+}  // namespace placer
