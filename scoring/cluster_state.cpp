@@ -819,16 +819,19 @@ void MutableClusterView::releaseTermClass(uint32_t id) {
 void MutableClusterView::publishReservedPods() {
   auto next = std::make_shared<ReservedPods>();
   next->pods.reserve(reservations_.size());
-  for (const auto& [id, r] : reservations_) {
-    auto node = nodeIndex_.find(r.nodeName);
-    if (node == nodeIndex_.end()) continue;
-    auto pod = std::make_shared<ReservedPod>();
-    pod->id = id;
-    pod->nodeId = nodes_[node->second].id;
-    pod->namespace_ = r.namespace_;
-    pod->labels = r.labels;
-    pod->affinity = r.affinity;
-    next->pods.push_back(std::move(pod));
+  for (auto& [id, r] : reservations_) {
+    if (r.counted == nullptr) {
+      auto node = nodeIndex_.find(r.nodeName);
+      if (node == nodeIndex_.end()) continue;
+      auto pod = std::make_shared<ReservedPod>();
+      pod->id = id;
+      pod->nodeId = nodes_[node->second].id;  // stable: a node's reservations leave with it
+      pod->namespace_ = r.namespace_;
+      pod->labels = r.labels;
+      pod->affinity = r.affinity;
+      r.counted = std::move(pod);
+    }
+    next->pods.push_back(r.counted);
   }
   std::lock_guard lock(reservedPodsMutex_);
   next->version = reservedPods_->version + 1;

@@ -472,6 +472,9 @@ struct Reservation {
   std::string namespace_;
   Labels labels;
   std::shared_ptr<const PodAffinityInfo> affinity;
+  // The ReservedPod this reservation is published as, made once when it is
+  // counted: a snapshot of the reservations shares it instead of copying.
+  std::shared_ptr<const ReservedPod> counted;
 };
 
 // A reservation for `pod` on `nodeName`, expiring at `expires`.

@@ -1,9 +1,89 @@
 #include "scoring/placement.h"
 
+#include <algorithm>
 #include <optional>
+#include <vector>
+
+#include "scoring/pod_affinity.h"
 
 namespace placer {
 namespace {
+
+bool anyTermSelects(const PodAffinityInfo& info, const Labels& labels) {
+  for (const auto& kind : info.terms)
+    for (const AffinityTerm& term : kind)
+      if (term.selector.matches(labels)) return true;
+  return false;
+}
+
+// Whether a pod reserved after a pod-dependent decision was made could have
+// changed that decision, had the decision counted it. A superset of the pods
+// InterPodAffinity and PodTopologySpread count for `pod`:
+//  - its own terms select the reserved pod's labels (any namespace);
+//  - the reserved pod's terms select `pod`'s labels (any namespace);
+//  - same namespace, and one of `pod`'s own spread constraints selects it
+//    (matchLabelKeys only narrow a selector), or, without constraints of its
+//    own, every selector the default constraints are built from selects it:
+//    the controller's and those of the Services selecting `pod`.
+// Hard constraints do not rest on this: the confirm step re-runs every filter
+// against the view as it is at the moment of reserving.
+class Relevance {
+ public:
+  Relevance(const Pod& pod, const ClusterView& view) : pod_(pod), own_(compilePodAffinity(pod)) {
+    if (!pod.topologySpreadConstraints.empty()) {
+      anyOf_ = true;
+      for (const TopologySpreadConstraint& c : pod.topologySpreadConstraints) {
+        auto selector = CompiledSelector::compile(c.labelSelector);
+        if (selector) spread_.push_back(std::move(*selector));
+        else wholeNamespace_ = true;  // the decision failed PreScore; be safe
+      }
+      return;
+    }
+    view.forEachService(pod.namespace_, [&](std::string_view, const Labels* selector) {
+      if (selector == nullptr) return;
+      CompiledSelector s = CompiledSelector::fromSet(*selector);
+      if (s.matches(pod.labels)) spread_.push_back(std::move(s));
+    });
+    if (pod.ownerKind.empty()) return;
+    if (pod.ownerApiVersion == "v1" && pod.ownerKind == "ReplicationController") {
+      if (const auto* rc = view.workload(WorkloadKind::ReplicationController, pod.namespace_, pod.ownerName))
+        if (rc->selectorMap) spread_.push_back(CompiledSelector::fromSet(*rc->selectorMap));
+    } else if (pod.ownerApiVersion == "apps/v1" && (pod.ownerKind == "ReplicaSet" || pod.ownerKind == "StatefulSet")) {
+      const WorkloadKind kind = pod.ownerKind == "ReplicaSet" ? WorkloadKind::ReplicaSet : WorkloadKind::StatefulSet;
+      if (const auto* w = view.workload(kind, pod.namespace_, pod.ownerName)) spread_.push_back(w->selector);
+    }
+  }
+
+  bool affects(const ReservedPod& r) const {
+    if (own_ && anyTermSelects(*own_, r.labels)) return true;
+    if (r.affinity && anyTermSelects(*r.affinity, pod_.labels)) return true;
+    if (r.namespace_ != pod_.namespace_) return false;
+    if (wholeNamespace_) return true;
+    if (spread_.empty()) return false;
+    auto selects = [&](const CompiledSelector& s) { return s.matches(r.labels); };
+    return anyOf_ ? std::any_of(spread_.begin(), spread_.end(), selects)
+                  : std::all_of(spread_.begin(), spread_.end(), selects);
+  }
+
+  // Whether `now` holds a reservation `seen` did not that affects the pod.
+  bool changedSince(const ReservedPods& seen, const ReservedPods& now) const {
+    if (now.version == seen.version) return false;
+    std::vector<const ReservedPod*> before;
+    before.reserve(seen.pods.size());
+    for (const auto& p : seen.pods) before.push_back(p.get());
+    std::sort(before.begin(), before.end());
+    for (const auto& p : now.pods)
+      if (!std::binary_search(before.begin(), before.end(), p.get()) && affects(*p)) return true;
+    return false;
+  }
+
+ private:
+  const Pod& pod_;
+  std::shared_ptr<const PodAffinityInfo> own_;
+  std::vector<CompiledSelector> spread_;
+  bool anyOf_ = false;           // own constraints: any selects; defaults: all select (one merged selector)
+  bool wholeNamespace_ = false;
+};
 
 void record(Placement& p, const Decision& d) {
   p.nodeCount = d.nodeCount;
@@ -38,17 +118,27 @@ Placement LocalReservationBook::placeAndReserve(const Pod& pod, std::string_view
     r.nodeName = node;
     return r;
   };
+  // A pod-dependent decision stands only if no reservation made since it
+  // read the view could have changed it (see Relevance): so that replicas
+  // admitted together spread as if admitted one by one, while unrelated
+  // admissions do not wait for each other.
+  std::optional<Relevance> relevance;
+  std::shared_ptr<const ReservedPods> seen;
   auto confirm = [&](const ClusterView& view, const NodeInfo& chosen) {
+    if (seen != nullptr) {
+      if (!relevance) relevance.emplace(pod, view);
+      if (relevance->changedSince(*seen, *view.reservedPods())) return false;
+    }
     const NodeInfo* candidates[] = {&chosen};
     return engine_.evaluate(pod, view, candidates, Detail::FilterOnly).selected != nullptr;
   };
 
   constexpr int kOptimisticRounds = 2;
   for (int round = 0; round < kOptimisticRounds; ++round) {
-    uint64_t version = 0;
     bool podDependent = false;
+    std::shared_ptr<const ReservedPods> read;
     state_.readForDecision([&](const ClusterView& view) {
-      version = view.reservedPods()->version;
+      read = view.reservedPods();
       Decision d = engine_.place(pod, view);
       podDependent = d.podDependent;
       record(p, d);
@@ -58,7 +148,8 @@ Placement LocalReservationBook::placeAndReserve(const Pod& pod, std::string_view
       p.outcome = Placement::Outcome::Unschedulable;
       return p;
     }
-    auto outcome = state_.reserve(at(p.node), podDependent ? version : 0, confirm);
+    seen = podDependent ? std::move(read) : nullptr;
+    auto outcome = state_.reserve(at(p.node), 0, confirm);
     if (outcome == ClusterState::ReserveOutcome::Reserved) {
       p.outcome = Placement::Outcome::Reserved;
       return p;

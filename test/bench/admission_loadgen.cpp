@@ -26,6 +26,11 @@
 // in three changing the pod (a label), two in three changing nothing (status).
 // A cluster admitting 2,000 pods/s sends a few events per created pod.
 //
+// --shape N sends only pending pods of the generator's shape N (0 system
+// default spreading, 6 required anti-affinity on the hostname, 7 required
+// affinity on the zone, 8 a DoNotSchedule zone spread; see
+// generatePendingPod), 512 replicas of different Deployments.
+//
 // --decision-cache ENTRIES sizes the engine's decision cache (default: the
 // engine's default; 0: none, every decision computes every node), for an A/B
 // of the cache in one binary.
@@ -100,6 +105,7 @@ struct Options {
   bool dryRun = false;  // dryRun reviews: decisions without reservations
   double watchRate = 0;  // > 0: pod MODIFIED events applied to the view per second meanwhile
   size_t decisionCache = Engine::kDefaultCacheCapacity;
+  int shape = -1;  // --shape N: only pending pods of shape N (index % kPendingShapes); -1: the mix
   int connections = 0;  // idle keep-alive connections held open during the run
   int slowloris = 0;    // connections sending their headers a byte at a time
   int slowlorisIntervalMs = 100;
@@ -232,10 +238,10 @@ struct Payload {
   size_t uidOffset;
 };
 
-std::vector<Payload> makePayloads(const GeneratorParams& params, int count, bool dryRun) {
+std::vector<Payload> makePayloads(const GeneratorParams& params, int count, bool dryRun, int shape) {
   std::vector<Payload> out;
   for (int i = 0; i < count; ++i) {
-    json pod = generatePendingPod(params, i);
+    json pod = generatePendingPod(params, shape < 0 ? i : i * kPendingShapes + shape);
     std::string ns = pod["metadata"].value("namespace", "default");
     json review = {{"kind", "AdmissionReview"},
                    {"apiVersion", "admission.k8s.io/v1"},
@@ -378,7 +384,7 @@ int runClients(const Options& o, const GeneratorParams& params) {
   }
   const uint16_t port = static_cast<uint16_t>(std::stoi(portText));
   const std::string caPem = readFile(o.targetDir + "/ca.pem");
-  auto payloads = makePayloads(params, 512, o.dryRun);
+  auto payloads = makePayloads(params, 512, o.dryRun, o.shape);
   std::printf("target port %u; clients=%d seconds=%.1f connections=%d slowloris=%d\n", port, o.clients, o.seconds,
               o.connections, o.slowloris);
   if (o.serverPid > 0) std::printf("server RSS before: %.1f MB\n", rssMb(o.serverPid));
@@ -416,6 +422,7 @@ int main(int argc, char** argv) {
     else if (a == "--dry-run") o.dryRun = v == "1" || v == "true";
     else if (a == "--watch-rate") o.watchRate = std::stod(v);
     else if (a == "--decision-cache") o.decisionCache = std::stoul(v);
+    else if (a == "--shape") o.shape = std::stoi(v);
     else if (a == "--connections") o.connections = std::stoi(v);
     else if (a == "--slowloris") o.slowloris = std::stoi(v);
     else if (a == "--slowloris-interval") o.slowlorisIntervalMs = std::stoi(v);
@@ -519,7 +526,7 @@ int main(int argc, char** argv) {
     return 0;
   }
 
-  auto payloads = makePayloads(params, 512, o.dryRun);
+  auto payloads = makePayloads(params, 512, o.dryRun, o.shape);
   {
     // The decision alone, on one thread, for scale: every node computed (no cache).
     const Engine uncached(profile, 0);

@@ -2,8 +2,10 @@
 // a profile: the verdict and the normalised score of every node for a pod,
 // as kube-scheduler's plugins give them (upstream's filtering_test.go and
 // scoring_test.go cases, in their own words).
+#include <atomic>
 #include <map>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -403,6 +405,57 @@ TEST_F(TopologyPluginTest, ReplicasReservedOneAfterAnotherSpreadAsTheyWouldOneBy
   }
   for (const auto& [name, count] : perNode) EXPECT_EQ(count, 2) << name;
   EXPECT_EQ(perNode.size(), 6u);
+}
+
+// Admissions that cannot count each other do not make each other decide
+// again: pods of unrelated ReplicaSets in another namespace are each decided
+// once while a Deployment's replicas are reserved concurrently beside them
+// (their decisions depend on other pods too: the default spreading).
+TEST_F(TopologyPluginTest, UnrelatedAdmissionsAreNotDecidedAgainWhileReplicasAreReserved) {
+  auto replicaSet = [](const std::string& name, const std::string& ns, const std::string& app) {
+    return json{{"metadata", {{"name", name}, {"namespace", ns}}},
+                {"spec", {{"selector", {{"matchLabels", {{"app", app}}}}}}}};
+  };
+  json sets = json::array({replicaSet("web-7d4b", "team-a", "web")});
+  for (int i = 0; i < 40; ++i) sets.push_back(replicaSet("api-" + std::to_string(i), "team-b", "api-" + std::to_string(i)));
+  json nodes = json::array();
+  for (std::string zone : {"zone-a", "zone-b", "zone-c"})
+    for (int i = 0; i < 20; ++i) nodes.push_back(zoned(zone + "-" + std::to_string(i), zone));
+  auto decoded = decodeSnapshot({{"nodes", nodes}, {"replicasets", sets}});
+  ASSERT_TRUE(decoded.ok());
+  ClusterState state;
+  state.update([&](MutableClusterView& v) { fillView(v, *decoded); });
+  Engine engine(Profile::defaults());
+  LocalReservationBook book(engine, state);
+  auto owned = [](json p, const std::string& owner) {
+    p["metadata"]["ownerReferences"] = json::array(
+        {{{"apiVersion", "apps/v1"}, {"kind", "ReplicaSet"}, {"name", owner}, {"uid", owner}, {"controller", true}}});
+    return decodePod(p).value();
+  };
+  const auto forever = std::chrono::steady_clock::time_point::max();
+  std::atomic<int> webDone{0};
+  std::vector<std::thread> web;
+  for (int t = 0; t < 2; ++t)
+    web.emplace_back([&, t] {
+      for (int i = 0; i < 60; ++i) {
+        const std::string name = "web-" + std::to_string(t) + "-" + std::to_string(i);
+        book.placeAndReserve(owned(pod(name, {{"app", "web"}}, "", "team-a"), "web-7d4b"), name, forever);
+      }
+      ++webDone;
+    });
+  std::vector<Placement> api;
+  for (int i = 0; webDone < 2 || i < 40; ++i) {
+    const std::string app = "api-" + std::to_string(i % 40);
+    api.push_back(book.placeAndReserve(owned(pod(app + "-" + std::to_string(i), {{"app", app}}, "", "team-b"), app),
+                                       "api-review-" + std::to_string(i), forever));
+  }
+  for (std::thread& t : web) t.join();
+  int decidedAgain = 0;
+  for (const Placement& p : api) {
+    EXPECT_EQ(p.outcome, Placement::Outcome::Reserved) << p.reason;
+    if (p.rounds != 1) ++decidedAgain;
+  }
+  EXPECT_EQ(decidedAgain, 0) << "of " << api.size() << " unrelated admissions";
 }
 
 }  // namespace
