@@ -95,16 +95,16 @@ void removePorts(std::vector<HostPort>& used, std::span<const HostPort> ports) {
 
 void NodeInfo::addUsage(const Resources& requests, const Resources& nonZero, std::span<const HostPort> ports) {
   requested.add(requests);
-  nonZeroRequested.milliCpu += nonZero.milliCpu;
-  nonZeroRequested.memory += nonZero.memory;
+  nonZeroRequested.milliCpu = wrapAdd(nonZeroRequested.milliCpu, nonZero.milliCpu);
+  nonZeroRequested.memory = wrapAdd(nonZeroRequested.memory, nonZero.memory);
   ++podCount;
   usedPorts.insert(usedPorts.end(), ports.begin(), ports.end());
 }
 
 void NodeInfo::removeUsage(const Resources& requests, const Resources& nonZero, std::span<const HostPort> ports) {
   requested.subtract(requests);
-  nonZeroRequested.milliCpu -= nonZero.milliCpu;
-  nonZeroRequested.memory -= nonZero.memory;
+  nonZeroRequested.milliCpu = wrapSub(nonZeroRequested.milliCpu, nonZero.milliCpu);
+  nonZeroRequested.memory = wrapSub(nonZeroRequested.memory, nonZero.memory);
   --podCount;
   removePorts(usedPorts, ports);
 }

@@ -766,19 +766,19 @@ Resources aggregateContainers(const Pod& pod, Source source, bool nonZero, bool 
   const bool infeasible = pod.resizeInfeasible;
   Resources result;
   for (const Container& c : pod.containers)
-    result.add(containerRequests(c, source, infeasible, nonZero, defaultCpu, defaultMemory));
+    result.addSaturating(containerRequests(c, source, infeasible, nonZero, defaultCpu, defaultMemory));
 
   Resources sidecars;
   Resources initPeak;
   for (const Container& c : pod.initContainers) {
     const Resources own = containerRequests(c, source, infeasible, nonZero, defaultCpu, defaultMemory);
     if (c.restartableInit) {
-      result.add(own);
-      sidecars.add(own);
+      result.addSaturating(own);
+      sidecars.addSaturating(own);
       initPeak.setMax(sidecars);
     } else {
       Resources combined = own;
-      combined.add(sidecars);
+      combined.addSaturating(sidecars);
       initPeak.setMax(combined);
     }
   }
@@ -816,10 +816,12 @@ Resources podRequests(const Pod& pod, bool nonZero, bool defaultCpu, bool defaul
       for (const auto& [name, value] : level.requests.scalars) result.setScalar(name, value);
   }
   if (nonZero) {
-    result.milliCpu += pod.overhead.milliCpu;
-    result.memory += pod.overhead.memory;
+    Resources overhead;
+    overhead.milliCpu = pod.overhead.milliCpu;
+    overhead.memory = pod.overhead.memory;
+    result.addSaturating(overhead);
   } else {
-    result.add(pod.overhead);
+    result.addSaturating(pod.overhead);
   }
   return result;
 }

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -22,6 +23,22 @@ inline constexpr std::string_view kResourcePods = "pods";
 // (pkg/scheduler/util: DefaultMilliCPURequest, DefaultMemoryRequest).
 inline constexpr int64_t kDefaultMilliCpuRequest = 100;
 inline constexpr int64_t kDefaultMemoryRequest = 200LL * 1024 * 1024;
+
+// Go's int64 arithmetic wraps on overflow; C++ signed overflow is undefined.
+// Amounts near the int64 limit are possible in hostile input, so arithmetic
+// that upstream does unchecked is done modulo 2^64 here.
+inline int64_t wrapAdd(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
+}
+inline int64_t wrapSub(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) - static_cast<uint64_t>(b));
+}
+// a + b, held at the int64 limits instead of wrapping.
+inline int64_t saturatingAdd(int64_t a, int64_t b) {
+  int64_t sum = 0;
+  if (!__builtin_add_overflow(a, b, &sum)) return sum;
+  return b > 0 ? std::numeric_limits<int64_t>::max() : std::numeric_limits<int64_t>::min();
+}
 
 struct Resources {
   int64_t milliCpu = 0;
@@ -44,7 +61,7 @@ struct Resources {
     else
       scalars.emplace(it, std::string(name), value);
   }
-  void addScalar(std::string_view name, int64_t delta) { setScalar(name, scalar(name) + delta); }
+  void addScalar(std::string_view name, int64_t delta) { setScalar(name, wrapAdd(scalar(name), delta)); }
 
   // Any resource by its Kubernetes name ("cpu" answers millicores).
   int64_t get(std::string_view name) const {
@@ -59,20 +76,17 @@ struct Resources {
   // sizes, whatever the number of names (a pod may request thousands of
   // distinct extended resources). subtract drops the names that reach zero,
   // so a node's usage does not keep every name a departed pod requested.
-  void add(const Resources& o) {
-    milliCpu += o.milliCpu;
-    memory += o.memory;
-    ephemeralStorage += o.ephemeralStorage;
-    pods += o.pods;
-    mergeScalars(o, [](int64_t a, int64_t b) { return a + b; }, Absent::Insert);
-  }
-  void subtract(const Resources& o) {
-    milliCpu -= o.milliCpu;
-    memory -= o.memory;
-    ephemeralStorage -= o.ephemeralStorage;
-    pods -= o.pods;
-    mergeScalars(o, [](int64_t a, int64_t b) { return a - b; }, Absent::InsertNonZero);
-  }
+  //
+  // add and subtract are a node's accounting: they wrap modulo 2^64 as Go's
+  // int64 arithmetic does (C++ signed overflow is undefined), so adding a
+  // pod and subtracting it again always restores the totals exactly, even
+  // for amounts near the int64 limit that hostile input can carry.
+  void add(const Resources& o) { combine(o, wrapAdd, Absent::Insert); }
+  void subtract(const Resources& o) { combine(o, wrapSub, Absent::InsertNonZero); }
+  // A pod's own request, summed over its containers: a total beyond int64
+  // stays at the int64 maximum, a request no node can satisfy, so such a
+  // pod is never placed on the strength of a sum that wrapped.
+  void addSaturating(const Resources& o) { combine(o, saturatingAdd, Absent::Insert); }
   // Element-wise maximum (init containers).
   void setMax(const Resources& o) {
     milliCpu = std::max(milliCpu, o.milliCpu);
@@ -86,11 +100,21 @@ struct Resources {
  private:
   // What a name of o that is not here becomes, and whether subtract's zeros stay.
   enum class Absent { Insert, InsertNonZero, InsertPositive };
-  // scalars[name] = combine(scalars[name], o.scalars[name]) for every name of
+
+  template <class Combine>
+  void combine(const Resources& o, Combine op, Absent absent) {
+    milliCpu = op(milliCpu, o.milliCpu);
+    memory = op(memory, o.memory);
+    ephemeralStorage = op(ephemeralStorage, o.ephemeralStorage);
+    pods = op(pods, o.pods);
+    mergeScalars(o, op, absent);
+  }
+
+  // scalars[name] = op(scalars[name], o.scalars[name]) for every name of
   // o (an absent name counts 0). InsertNonZero also removes the names o
   // brings to zero; InsertPositive inserts only positive results.
   template <class Combine>
-  void mergeScalars(const Resources& o, Combine combine, Absent absent) {
+  void mergeScalars(const Resources& o, Combine op, Absent absent) {
     if (o.scalars.empty()) return;
     std::vector<std::pair<std::string, int64_t>> merged;
     merged.reserve(scalars.size() + o.scalars.size());
@@ -102,7 +126,7 @@ struct Resources {
         continue;
       }
       const bool both = a != scalars.end() && a->first == b->first;
-      const int64_t value = combine(both ? a->second : 0, b->second);
+      const int64_t value = op(both ? a->second : 0, b->second);
       const bool keep = absent == Absent::Insert || (absent == Absent::InsertNonZero && value != 0) ||
                         (absent == Absent::InsertPositive && (both || value > 0));
       if (keep) merged.emplace_back(both ? std::move(a->first) : b->first, value);

@@ -13,15 +13,8 @@ namespace placer {
 
 namespace {
 
-// Go's int64 arithmetic wraps on overflow; C++ signed overflow is undefined.
-// Quantities near the int64 limit are possible in hostile input, so the
-// arithmetic that upstream does unchecked is done modulo 2^64 here too.
-int64_t wrapAdd(int64_t a, int64_t b) {
-  return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
-}
-int64_t wrapSub(int64_t a, int64_t b) {
-  return static_cast<int64_t>(static_cast<uint64_t>(a) - static_cast<uint64_t>(b));
-}
+// Upstream's unchecked int64 arithmetic, modulo 2^64 (wrapAdd and wrapSub are
+// in resources.h).
 int64_t wrapMul(int64_t a, int64_t b) {
   return static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
 }

@@ -108,11 +108,6 @@ class ResourceAllocation {
     std::string name;
     int64_t weight;
   };
-  // Go's int64 arithmetic wraps on overflow; C++ signed overflow is undefined,
-  // and hostile quantities can come close to the int64 limits.
-  static int64_t wrapAdd(int64_t a, int64_t b) {
-    return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
-  }
   static Amounts scalarAmounts(const Entry& e, const NodeInfo& node, int64_t podRequest);
 
   std::vector<ResourceSpec> specs_;

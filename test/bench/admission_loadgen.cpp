@@ -4,7 +4,7 @@
 // what the decision costs over the bare TLS round trip.
 //
 //   admission_loadgen [--nodes 5000] [--pods-per-node 30] [--clients 8]
-//                     [--seconds 5] [--workers 8] [--route both|mutate|echo]
+//                     [--seconds 5] [--workers 8] [--route both|mutate|echo|hold]
 //                     [--rate R] [--profile default|trivial] [--dry-run 1]
 //                     [--watch-rate W] [--decision-cache ENTRIES]
 //
@@ -49,7 +49,9 @@
 //   admission_loadgen --serve DIR [view and server options]   writes DIR/port and DIR/ca.pem, serves until SIGTERM
 //   admission_loadgen --target DIR [client options] [--server-pid PID]
 // --server-pid reports the server's RSS (from /proc) before and after the
-// idle connections are opened.
+// idle connections are opened. A client process with --route hold only opens
+// --connections and --slowloris and holds them for --seconds, so that the
+// admissions measured beside them come from another process.
 //
 // Server and clients share the machine (the figures are for that setup).
 #include <signal.h>
@@ -398,6 +400,10 @@ int runClients(const Options& o, const GeneratorParams& params) {
   std::atomic<uint64_t> uids{1};
   if (o.route == "both" || o.route == "echo") report(runPhase("/echo", port, caPem, payloads, o, uids));
   if (o.route == "both" || o.route == "mutate") report(runPhase("/mutate", port, caPem, payloads, o, uids));
+  // --route hold: only hold the idle and slowloris connections for --seconds,
+  // so that a third process can load the server beside them (client CPU of
+  // the two kinds of load kept apart).
+  if (o.route == "hold") std::this_thread::sleep_for(std::chrono::duration<double>(o.seconds));
   if (o.slowloris > 0) std::printf("slowloris connections (re)opened: %zu\n", background.reopened());
   if (o.serverPid > 0) std::printf("server RSS after: %.1f MB\n", rssMb(o.serverPid));
   background.stop();

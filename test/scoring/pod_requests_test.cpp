@@ -2,6 +2,7 @@
 // (component-helpers/resource) for Requested, and PodInfo.CalculateResource's
 // non-zero variant for NonZeroRequested.
 
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -74,6 +75,8 @@ TEST_P(PodRequestsTest, MatchesKubeScheduler) {
 }
 
 const int64_t kDefCpu = kDefaultMilliCpuRequest;
+const int64_t kInt64Max = std::numeric_limits<int64_t>::max();
+const int64_t kHuge = kInt64Max / 2 + 1;  // two of them pass int64
 const int64_t kDefMem = kDefaultMemoryRequest;
 
 INSTANTIATE_TEST_SUITE_P(
@@ -119,6 +122,14 @@ INSTANTIATE_TEST_SUITE_P(
         RequestsCase{"NoRequestsGetDefaults", {container(std::nullopt), container(std::nullopt)}, {}, {}, {},
                      0, 0, 2 * kDefCpu, 2 * kDefMem},
         RequestsCase{"ExplicitZeroIsKept", {container(0, 0)}, {}, {}, {}, 0, 0, 0, 0},
+        // Amounts whose sum passes int64 (hostile input) stay at the limit, a
+        // request no node satisfies, instead of wrapping to a small one.
+        RequestsCase{"SumBeyondInt64StaysAtTheLimit",
+                     {container(kHuge, kHuge), container(kHuge, kHuge)}, {}, {}, {},
+                     kInt64Max, kInt64Max, kInt64Max, kInt64Max},
+        RequestsCase{"SidecarsAndOverheadBeyondInt64StayAtTheLimit",
+                     {container(kHuge)}, {sidecar(kHuge)}, cpuMem(kHuge, 0), {},
+                     kInt64Max, 0, kInt64Max, 2 * kDefMem},
         RequestsCase{"OnlyMissingResourceDefaults", {container(500, std::nullopt)}, {}, {}, {},
                      500, 0, 500, kDefMem},
         RequestsCase{"InitContainersDefaultToo", {container(std::nullopt)}, {container(std::nullopt)}, {}, {},

@@ -1,5 +1,6 @@
 #include "scoring/resources.h"
 
+#include <limits>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -66,6 +67,39 @@ TEST(Resources, ScalarsStaySortedAndAddUp) {
   EXPECT_EQ(r.scalars[0].first, "example.com/fpga");
   EXPECT_EQ(r.get("nvidia.com/gpu"), 3);
   EXPECT_EQ(r.get("hugepages-2Mi"), 0);
+}
+
+// A node's accounting wraps like Go's int64 (never undefined behaviour), so a
+// pod added and removed again leaves the totals exactly as they were, even
+// when amounts near the int64 limit pass through them.
+TEST(Resources, AddThenSubtractRestoresTotalsNearTheInt64Limit) {
+  Resources node;
+  node.milliCpu = std::numeric_limits<int64_t>::max() - 5;
+  node.memory = 1000;
+  node.setScalar("example.com/fpga", std::numeric_limits<int64_t>::max());
+  const Resources before = node;
+  Resources pod;
+  pod.milliCpu = 100;
+  pod.memory = std::numeric_limits<int64_t>::max();
+  pod.setScalar("example.com/fpga", 7);
+  pod.setScalar("nvidia.com/gpu", 1);
+  node.add(pod);
+  node.subtract(pod);
+  EXPECT_EQ(node, before);
+}
+
+TEST(Resources, SaturatingAddHoldsAtTheLimits) {
+  Resources a;
+  a.milliCpu = std::numeric_limits<int64_t>::max() - 1;
+  a.setScalar("example.com/fpga", std::numeric_limits<int64_t>::max());
+  Resources b;
+  b.milliCpu = 10;
+  b.memory = 3;
+  b.setScalar("example.com/fpga", 1);
+  a.addSaturating(b);
+  EXPECT_EQ(a.milliCpu, std::numeric_limits<int64_t>::max());
+  EXPECT_EQ(a.memory, 3);
+  EXPECT_EQ(a.scalar("example.com/fpga"), std::numeric_limits<int64_t>::max());
 }
 
 }  // namespace

@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# Issue 15's connection figures, three processes: the webhook server
+# (admission_loadgen --serve: 5,000 nodes, 150,000 pods, default profile), a
+# holder that opens 1,000 idle keep-alive TLS connections and 200 slowloris
+# connections (plus 50 that never start TLS) and holds them, and the clients
+# whose admissions are measured. Runs A (nothing held) and B (held) in turn:
+#   closed loop, 8 keep-alive clients: throughput B/A;
+#   open loop at RATE/s over 4 clients: p99 of an admission, A and B;
+#   256 keep-alive clients, open loop at RATE256/s: the slowest answer (B).
+# The server's RSS before and with the idle connections is printed by the holder.
+#
+#   BUILD=build test/bench/connections.sh
+#   PAIRS=3 SECONDS_PER_RUN=8 SLOWLORIS_INTERVAL=100 test/bench/connections.sh
+set -euo pipefail
+BUILD=${BUILD:-build}
+NODES=${NODES:-5000}
+PAIRS=${PAIRS:-2}
+SECONDS_PER_RUN=${SECONDS_PER_RUN:-8}
+RATE=${RATE:-400}
+RATE256=${RATE256:-1000}
+SLOWLORIS_INTERVAL=${SLOWLORIS_INTERVAL:-100}
+LOADGEN="$BUILD/test/bench/admission_loadgen"
+DIR=$(mktemp -d)
+SERVER_PID=""; HOLDER_PID=""
+cleanup() {
+  [ -n "$HOLDER_PID" ] && kill "$HOLDER_PID" 2>/dev/null || true
+  [ -n "$SERVER_PID" ] && kill "$SERVER_PID" 2>/dev/null || true
+  wait 2>/dev/null || true
+  rm -rf "$DIR"
+}
+trap cleanup EXIT
+
+"$LOADGEN" --serve "$DIR" --nodes "$NODES" --workers 8 >"$DIR/server.out" 2>&1 &
+SERVER_PID=$!
+until [ -s "$DIR/port" ]; do
+  kill -0 "$SERVER_PID" 2>/dev/null || { cat "$DIR/server.out"; exit 1; }
+  sleep 0.5
+done
+cat "$DIR/server.out"
+
+clients() {  # label, then admission_loadgen client options
+  local label=$1; shift
+  echo "== $label ($(uptime | sed 's/.*load/load/'))"
+  "$LOADGEN" --target "$DIR" --nodes "$NODES" --route mutate "$@" | grep -E '^/mutate|failures'
+}
+hold() {  # holds the idle and slowloris connections until stopped
+  "$LOADGEN" --target "$DIR" --nodes "$NODES" --route hold --seconds 3600 --connections 1000 \
+    --slowloris 200 --slowloris-interval "$SLOWLORIS_INTERVAL" --server-pid "$SERVER_PID" >"$DIR/holder.out" 2>&1 &
+  HOLDER_PID=$!
+  until grep -q 'server RSS with them' "$DIR/holder.out"; do
+    kill -0 "$HOLDER_PID" 2>/dev/null || { cat "$DIR/holder.out"; exit 1; }
+    sleep 0.5
+  done
+  grep -E 'RSS|open' "$DIR/holder.out"
+}
+release() {
+  kill "$HOLDER_PID" 2>/dev/null || true
+  wait "$HOLDER_PID" 2>/dev/null || true
+  HOLDER_PID=""
+}
+
+for i in $(seq "$PAIRS"); do
+  clients "A closed loop, 8 clients" --clients 8 --seconds "$SECONDS_PER_RUN"
+  hold
+  clients "B closed loop, 8 clients, 1,000 idle + 200 slowloris held" --clients 8 --seconds "$SECONDS_PER_RUN"
+  release
+done
+for i in $(seq "$PAIRS"); do
+  clients "A open loop ${RATE}/s, 4 clients" --clients 4 --rate "$RATE" --seconds "$SECONDS_PER_RUN"
+  hold
+  clients "B open loop ${RATE}/s, 4 clients, held" --clients 4 --rate "$RATE" --seconds "$SECONDS_PER_RUN"
+  release
+done
+hold
+clients "B 256 keep-alive clients, open loop ${RATE256}/s, held" --clients 256 --rate "$RATE256" --seconds "$SECONDS_PER_RUN"
+release
+kill "$SERVER_PID"
+wait "$SERVER_PID" 2>/dev/null || true
+SERVER_PID=""
+grep '^server:' "$DIR/server.out"
