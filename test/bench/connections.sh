@@ -10,7 +10,7 @@
 # The server's RSS before and with the idle connections is printed by the holder.
 #
 #   BUILD=build test/bench/connections.sh
-#   PAIRS=3 SECONDS_PER_RUN=8 SLOWLORIS_INTERVAL=100 test/bench/connections.sh
+#   PAIRS=3 SECONDS_PER_RUN=8 SLOWLORIS_INTERVAL=100 DRY_RUN=0 test/bench/connections.sh
 set -euo pipefail
 BUILD=${BUILD:-build}
 NODES=${NODES:-5000}
@@ -19,6 +19,10 @@ SECONDS_PER_RUN=${SECONDS_PER_RUN:-8}
 RATE=${RATE:-400}
 RATE256=${RATE256:-1000}
 SLOWLORIS_INTERVAL=${SLOWLORIS_INTERVAL:-100}
+# DRY_RUN=1: dry-run reviews (the same decisions, nothing reserved), so that
+# every run sees the same view; otherwise each run's reservations stay in the
+# view for their lifetime and the runs after it decide against more of them.
+DRY_RUN=${DRY_RUN:-1}
 LOADGEN="$BUILD/test/bench/admission_loadgen"
 DIR=$(mktemp -d)
 SERVER_PID=""; HOLDER_PID=""
@@ -41,10 +45,10 @@ cat "$DIR/server.out"
 clients() {  # label, then admission_loadgen client options
   local label=$1; shift
   echo "== $label ($(uptime | sed 's/.*load/load/'))"
-  "$LOADGEN" --target "$DIR" --nodes "$NODES" --route mutate "$@" | grep -E '^/mutate|failures'
+  "$LOADGEN" --target "$DIR" --nodes "$NODES" --route mutate --dry-run "$DRY_RUN" "$@" | grep -E '^/mutate|failures'
 }
 hold() {  # holds the idle and slowloris connections until stopped
-  "$LOADGEN" --target "$DIR" --nodes "$NODES" --route hold --seconds 3600 --connections 1000 \
+  stdbuf -oL "$LOADGEN" --target "$DIR" --nodes "$NODES" --route hold --seconds 3600 --connections 1000 \
     --slowloris 200 --slowloris-interval "$SLOWLORIS_INTERVAL" --server-pid "$SERVER_PID" >"$DIR/holder.out" 2>&1 &
   HOLDER_PID=$!
   until grep -q 'server RSS with them' "$DIR/holder.out"; do
