@@ -1,9 +1,11 @@
 #pragma once
-// A YAML 1.2 reader for configuration files, producing the JSON value a
-// Kubernetes tool would see (sigs.k8s.io/yaml converts YAML to JSON the same
-// way): block and flow mappings and sequences, plain/single/double-quoted and
-// literal/folded block scalars, comments, "---" document separators (the first
-// document is used). Anchors and tags are refused with a clear error.
+// YAML configuration files read into the JSON value a Kubernetes tool would
+// see: libyaml (the C parser go-yaml is ported from) parses, and plain scalars
+// resolve as go-yaml v2 resolves them for sigs.k8s.io/yaml (booleans of YAML
+// 1.1, Go's integer forms, floats, null); keys become JSON strings; the first
+// document is used. Anchors, aliases, tags and merge keys, duplicate keys, and
+// infinities or NaN (which JSON cannot carry) are refused. Every error names
+// its line and column ("line L, column C: ...").
 
 #include <string_view>
 

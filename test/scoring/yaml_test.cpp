@@ -148,7 +148,7 @@ profiles:
 struct YamlErrorCase {
   std::string name;
   std::string yaml;
-  std::string wantError;  // the full message, with its line number
+  std::string wantError;  // the full message, with its line and column (libyaml's words where it found the fault)
 };
 
 void PrintTo(const YamlErrorCase& c, std::ostream* os) { *os << c.name; }
@@ -165,26 +165,42 @@ TEST_P(YamlErrorTest, ReportsTheLine) {
 INSTANTIATE_TEST_SUITE_P(
     Errors, YamlErrorTest,
     ::testing::Values(
-        YamlErrorCase{"BadIndentation", "a:\n    b: 1\n  c: 2\n", "line 3: unexpected indentation"},
-        YamlErrorCase{"KeyInsideAValue", "a:\n  b: 1\n    c: 2\n", "line 3: mapping values are not allowed here"},
+        YamlErrorCase{"BadIndentation", "a:\n    b: 1\n  c: 2\n",
+                      "line 3, column 3: did not find expected key (while parsing a block mapping that started at line 1, column 1)"},
+        YamlErrorCase{"KeyInsideAValue", "a:\n  b: 1\n    c: 2\n",
+                      "line 3, column 6: mapping values are not allowed in this context"},
         YamlErrorCase{"MappingInValue", "a: b: c\n",
-                      "line 1: mapping values are not allowed here (a nested mapping must start on a new line)"},
+                      "line 1, column 5: mapping values are not allowed in this context"},
         YamlErrorCase{"SequenceAfterKeyOnSameLine", "a: - b\n",
-                      "line 1: a block sequence cannot start on the line of its key"},
-        YamlErrorCase{"DuplicateKey", "a: 1\nb: 2\na: 3\n", "line 3: duplicate key \"a\""},
-        YamlErrorCase{"UnterminatedDoubleQuote", "a: 1\nb: \"open\n", "line 2: unterminated quoted string"},
-        YamlErrorCase{"UnterminatedSingleQuote", "a: 'open\n", "line 1: unterminated quoted string"},
-        YamlErrorCase{"UnterminatedFlow", "a: [1, 2\n", "line 1: unterminated flow sequence"},
-        YamlErrorCase{"FlowMissingComma", "a: [1 2 {x}]\n", "line 1: expected ',' or ']'"},
-        YamlErrorCase{"Anchor", "a: &x 1\nb: *x\n", "line 1: anchors and aliases are not supported"},
-        YamlErrorCase{"Tag", "a: !!str 1\n", "line 1: tags are not supported"},
-        YamlErrorCase{"TabIndentation", "a:\n\tb: 1\n", "line 2: tabs are not allowed in indentation"},
-        YamlErrorCase{"BadEscape", "a: \"\\q\"\n", "line 1: invalid escape \"\\q\""},
-        YamlErrorCase{"Infinity", "a: .inf\n", "line 1: \".inf\" (infinity or NaN) cannot be represented in JSON"},
-        YamlErrorCase{"TrailingContent", "a: 1\n- b\n", "line 2: unexpected content after the document"},
-        YamlErrorCase{"TextAfterQuoted", "a: \"x\" y\n", "line 1: unexpected characters after a quoted value"},
-        YamlErrorCase{"InvalidUtf8", "a: 1\nb: \xC3\x28\n", "line 2: invalid UTF-8"},
-        YamlErrorCase{"MergeKey", "<<: {a: 1}\n", "line 1: merge keys are not supported"}),
+                      "line 1, column 4: block sequence entries are not allowed in this context"},
+        YamlErrorCase{"DuplicateKey", "a: 1\nb: 2\na: 3\n",
+                      "line 3, column 1: duplicate key \"a\""},
+        YamlErrorCase{"UnterminatedDoubleQuote", "a: 1\nb: \"open\n",
+                      "line 3, column 1: found unexpected end of stream (while scanning a quoted scalar that started at line 2, column 4)"},
+        YamlErrorCase{"UnterminatedSingleQuote", "a: 'open\n",
+                      "line 2, column 1: found unexpected end of stream (while scanning a quoted scalar that started at line 1, column 4)"},
+        YamlErrorCase{"UnterminatedFlow", "a: [1, 2\n",
+                      "line 2, column 1: did not find expected \',\' or \']\' (while parsing a flow sequence that started at line 1, column 4)"},
+        YamlErrorCase{"FlowMissingComma", "a: [1 2 {x}]\n",
+                      "line 1, column 9: did not find expected \',\' or \']\' (while parsing a flow sequence that started at line 1, column 4)"},
+        YamlErrorCase{"Anchor", "a: &x 1\nb: *x\n",
+                      "line 1, column 4: anchors and aliases are not supported"},
+        YamlErrorCase{"Tag", "a: !!str 1\n",
+                      "line 1, column 4: tags are not supported"},
+        YamlErrorCase{"TabIndentation", "a:\n\tb: 1\n",
+                      "line 2, column 1: found character that cannot start any token (while scanning for the next token that started at line 2, column 1)"},
+        YamlErrorCase{"BadEscape", "a: \"\\q\"\n",
+                      "line 1, column 5: found unknown escape character (while parsing a quoted scalar that started at line 1, column 4)"},
+        YamlErrorCase{"Infinity", "a: .inf\n",
+                      "line 1, column 4: \".inf\" (infinity or NaN) cannot be represented in JSON"},
+        YamlErrorCase{"TrailingContent", "a: 1\n- b\n",
+                      "line 2, column 1: did not find expected key (while parsing a block mapping that started at line 1, column 1)"},
+        YamlErrorCase{"TextAfterQuoted", "a: \"x\" y\n",
+                      "line 1, column 8: did not find expected key (while parsing a block mapping that started at line 1, column 1)"},
+        YamlErrorCase{"InvalidUtf8", "a: 1\nb: \xC3\x28\n",
+                      "line 2, column 4: invalid UTF-8"},
+        YamlErrorCase{"MergeKey", "<<: {a: 1}\n",
+                      "line 1, column 1: merge keys are not supported"}),
     [](const auto& info) { return info.param.name; });
 
 TEST(YamlRobustness, DeepNestingIsAnErrorNotACrash) {
@@ -230,6 +246,7 @@ profile:
     if (!r.ok()) {
       ++failures;
       EXPECT_EQ(r.error().message.rfind("line ", 0), 0u) << r.error().message;
+        EXPECT_NE(r.error().message.find(", column "), std::string::npos) << r.error().message;
     }
   }
   const std::string replacements = " :-\"[{#|\t\n";
