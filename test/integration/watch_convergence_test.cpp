@@ -4,6 +4,7 @@
 // timeouts) the view converges to the server's truth within 5 s, node by node.
 #include <cstdlib>
 #include <functional>
+#include <ostream>
 #include <memory>
 #include <string>
 
@@ -132,6 +133,8 @@ struct FaultCase {
   const char* name;
   std::function<void(WatchTest&, FakeApiServer&)> inject;
 };
+
+void PrintTo(const FaultCase& c, std::ostream* os) { *os << c.name; }
 
 class WatchFaultTest : public WatchTest, public ::testing::WithParamInterface<FaultCase> {
  public:
