@@ -86,25 +86,10 @@ class DomValue {
     return e_.get_object().value_unsafe().size();
   }
 
-  class ElementIterator {
-   public:
-    explicit ElementIterator(dom::array::iterator it) : it_(it) {}
-    DomValue operator*() const { return DomValue(*it_); }
-    ElementIterator& operator++() {
-      ++it_;
-      return *this;
-    }
-    bool operator!=(const ElementIterator& o) const { return it_ != o.it_; }
-
-   private:
-    dom::array::iterator it_;
-  };
-  struct Elements {
-    dom::array array;
-    ElementIterator begin() const { return ElementIterator(array.begin()); }
-    ElementIterator end() const { return ElementIterator(array.end()); }
-  };
-  Elements elements() const { return Elements{e_.get_array().value_unsafe()}; }
+  model_decode::ElementRange<DomValue, dom::array::iterator> elements() const {
+    const dom::array array = e_.get_array().value_unsafe();
+    return {array.begin(), array.end()};
+  }
 
   // Sorted by key, each key once with its last value, as nlohmann iterates.
   // Go writes maps sorted, so the members usually come in that order already.

@@ -74,25 +74,9 @@ class NlohmannValue {
   std::string numberText() const { return v_->dump(); }
   size_t size() const { return v_->size(); }
 
-  class ElementIterator {
-   public:
-    explicit ElementIterator(json::const_iterator it) : it_(it) {}
-    NlohmannValue operator*() const { return NlohmannValue(*it_); }
-    ElementIterator& operator++() {
-      ++it_;
-      return *this;
-    }
-    bool operator!=(const ElementIterator& o) const { return it_ != o.it_; }
-
-   private:
-    json::const_iterator it_;
-  };
-  struct Elements {
-    const json* array;
-    ElementIterator begin() const { return ElementIterator(array->cbegin()); }
-    ElementIterator end() const { return ElementIterator(array->cend()); }
-  };
-  Elements elements() const { return Elements{v_}; }
+  model_decode::ElementRange<NlohmannValue, json::const_iterator> elements() const {
+    return {v_->cbegin(), v_->cend()};
+  }
 
   // nlohmann keeps an object's members sorted by key, each key once.
   template <class F>

@@ -72,6 +72,32 @@ struct Path {
   }
 };
 
+// An array's elements as V: what a representation's elements() returns,
+// over its own iterator (whose elements V is constructed from).
+template <class V, class It>
+class ElementRange {
+ public:
+  ElementRange(It begin, It end) : begin_(begin), end_(end) {}
+  class iterator {
+   public:
+    explicit iterator(It it) : it_(it) {}
+    V operator*() const { return V(*it_); }
+    iterator& operator++() {
+      ++it_;
+      return *this;
+    }
+    bool operator!=(const iterator& o) const { return it_ != o.it_; }
+
+   private:
+    It it_;
+  };
+  iterator begin() const { return iterator(begin_); }
+  iterator end() const { return iterator(end_); }
+
+ private:
+  It begin_, end_;
+};
+
 inline Error errorAt(const Path& path, std::string_view what) {
   std::string field = path.str();
   if (field.empty()) return Error{std::string(what)};
