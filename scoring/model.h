@@ -12,6 +12,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "scoring/json_value.h"
 #include "scoring/resources.h"
 #include "scoring/result.h"
 
@@ -206,11 +207,13 @@ struct Pod {
 
   std::string key() const { return namespace_ + "/" + (name.empty() ? generateName : name); }
   bool isTerminal() const { return phase == "Succeeded" || phase == "Failed"; }
+  bool operator==(const Pod&) const = default;
 };
 
 struct NodeImage {
   std::vector<std::string> names;  // as in status.images[].names, normalised (":latest" added)
   int64_t sizeBytes = 0;
+  bool operator==(const NodeImage&) const = default;
 };
 
 struct Node {
@@ -223,12 +226,14 @@ struct Node {
   std::string resourceVersion;
   Labels labels;
   std::vector<NodeImage> images;
+  bool operator==(const Node&) const = default;
 };
 
 // A Namespace as the view keeps it: its name and labels (namespaceSelector).
 struct Namespace {
   std::string name;
   Labels labels;
+  bool operator==(const Namespace&) const = default;
 };
 
 // What PodTopologySpread's default constraints read of the objects that
@@ -244,13 +249,21 @@ struct WorkloadSelector {
   std::string name;
   std::optional<Labels> selectorMap;           // Service, ReplicationController
   std::optional<LabelSelector> labelSelector;  // ReplicaSet, StatefulSet
+  bool operator==(const WorkloadSelector&) const = default;
 };
 
 // Decoding. Errors name the offending field path. Never throws.
+// Each kind decodes from an nlohmann document or straight from parsed bytes
+// (json_value.h) with the same code (model_decode.h): the same fields, the
+// same semantics, the same errors.
 Result<Pod> decodePod(const nlohmann::json& object);
+Result<Pod> decodePod(const JsonValue& object);
 Result<Node> decodeNode(const nlohmann::json& object);
+Result<Node> decodeNode(const JsonValue& object);
 Result<Namespace> decodeNamespace(const nlohmann::json& object);
+Result<Namespace> decodeNamespace(const JsonValue& object);
 Result<WorkloadSelector> decodeWorkloadSelector(WorkloadKind kind, const nlohmann::json& object);
+Result<WorkloadSelector> decodeWorkloadSelector(WorkloadKind kind, const JsonValue& object);
 // A list of v1.TopologySpreadConstraint (PodTopologySpreadArgs.defaultConstraints);
 // errors name the field as "topologySpreadConstraints[i]...".
 Result<std::vector<TopologySpreadConstraint>> decodeTopologySpreadConstraints(const nlohmann::json& list);

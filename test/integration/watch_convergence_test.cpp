@@ -318,7 +318,7 @@ TEST_F(WatchTest, ExpiredContinueTokenRestartsTheList) {
     bool compacted = false;
     CompactingHandler(kube::ResourceHandler& i, FakeApiServer& s) : inner(i), server(s) {}
     void listStarted() override { inner.listStarted(); }
-    void listed(const json& o) override {
+    void listed(const JsonValue& o) override {
       inner.listed(o);
       if (++seen == 15 && !compacted) {
         compacted = true;
@@ -328,8 +328,8 @@ TEST_F(WatchTest, ExpiredContinueTokenRestartsTheList) {
       }
     }
     void listFinished() override { inner.listFinished(); }
-    void upserted(const json& o) override { inner.upserted(o); }
-    void deleted(const json& o) override { inner.deleted(o); }
+    void upserted(const JsonValue& o) override { inner.upserted(o); }
+    void deleted(const JsonValue& o) override { inner.deleted(o); }
   } compacting(*pods, *server_);
 
   auto options = fastRetries();

@@ -48,8 +48,6 @@ constexpr std::string_view kNodeFields =
 constexpr std::string_view kNodeFieldsWithImagesText =
     "apiVersion,kind,metadata{name,uid,resourceVersion,labels},spec{taints,unschedulable},"
     "status{allocatable,capacity,images*}";
-// A Status object (ERROR events) adds code, reason and message; "status" is a scalar there.
-constexpr std::string_view kStatusFields = ",code,reason,message";
 
 constexpr int kMaxDepth = 64;  // deeper kept values are refused (no stack exhaustion)
 
@@ -459,29 +457,6 @@ const FieldFilter& admissionReviewFilter() {
   static const FieldFilter filter = FieldFilter::parse(
       "apiVersion,kind,request{uid,kind{group,version,kind},namespace,name,operation,subResource,dryRun,object{" +
       podFields() + "}}");
-  return filter;
-}
-const FieldFilter& podEventFilter() {
-  static const FieldFilter filter =
-      FieldFilter::parse("type,object{" + podFields() + std::string(kStatusFields) + "}");
-  return filter;
-}
-// Namespaces (labels, for namespaceSelector) and the objects that select pods
-// (Services, ReplicationControllers, ReplicaSets, StatefulSets: spec.selector).
-constexpr std::string_view kSelectorObjectFields =
-    "apiVersion,kind,metadata{name,namespace,resourceVersion,labels},spec{selector}";
-const FieldFilter& selectorObjectFilter() {
-  static const FieldFilter filter = FieldFilter::parse(kSelectorObjectFields);
-  return filter;
-}
-const FieldFilter& selectorObjectEventFilter() {
-  static const FieldFilter filter =
-      FieldFilter::parse("type,object{" + std::string(kSelectorObjectFields) + std::string(kStatusFields) + "}");
-  return filter;
-}
-const FieldFilter& nodeEventFilter() {
-  static const FieldFilter filter =
-      FieldFilter::parse("type,object{" + std::string(kNodeFields) + std::string(kStatusFields) + "}");
   return filter;
 }
 

@@ -58,13 +58,6 @@ const FieldFilter& keepEverything();
 // An admission.k8s.io/v1 AdmissionReview: what reviewAdmission reads of the
 // request, and of request.object what decodePod reads.
 const FieldFilter& admissionReviewFilter();
-// A watch event {"type", "object"} whose object is a pod, a node, or a Status (ERROR).
-const FieldFilter& podEventFilter();
-const FieldFilter& nodeEventFilter();
-// Namespaces, Services, ReplicationControllers, ReplicaSets, StatefulSets:
-// metadata (name, namespace, labels) and spec.selector.
-const FieldFilter& selectorObjectFilter();
-const FieldFilter& selectorObjectEventFilter();
 
 // Parses one complete JSON value, keeping only what `filter` lists.
 // Errors say what is wrong and at which byte offset. Never throws.

@@ -9,14 +9,13 @@
 #include <unordered_set>
 #include <vector>
 
+#include "scoring/json_value.h"
 #include "scoring/model.h"
 #include "webhook/log.h"
 #include "webhook/metrics.h"
 
 namespace placer::kube {
 namespace {
-
-using nlohmann::json;
 
 constexpr size_t kListBatch = 256;  // listed objects applied per exclusive lock
 // Watch events are applied in batches: the first event of a batch waits at
@@ -28,11 +27,12 @@ constexpr size_t kListBatch = 256;  // listed objects applied per exclusive lock
 constexpr auto kEventWindow = std::chrono::milliseconds(5);
 constexpr size_t kEventBatch = 1024;
 
-std::string metaString(const json& object, const char* key) {
-  auto m = object.find("metadata");
-  if (m == object.end() || !m->is_object()) return {};
-  auto v = m->find(key);
-  return (v != m->end() && v->is_string()) ? v->get<std::string>() : std::string();
+std::string metaString(const JsonValue& object, std::string_view key) {
+  auto m = object.member("metadata");
+  if (!m) return {};
+  auto v = m->member(key);
+  if (!v) return {};
+  return std::string(v->string().value_or(std::string_view()));
 }
 
 class Handler final : public StateHandler {
@@ -58,7 +58,7 @@ class Handler final : public StateHandler {
     state_.beginResync(resyncKind());
   }
 
-  void listed(const json& object) override {
+  void listed(const JsonValue& object) override {
     listedObjects_.fetch_add(1, std::memory_order_relaxed);
     if (kind_ == Kind::Node) {
       auto node = decodeNode(object);
@@ -81,7 +81,7 @@ class Handler final : public StateHandler {
                {{"resource", kind_ == Kind::Node ? "nodes" : "pods"}, {"removed", removed}});
   }
 
-  void upserted(const json& object) override {
+  void upserted(const JsonValue& object) override {
     Event event;
     if (kind_ == Kind::Node) {
       auto node = decodeNode(object);
@@ -96,7 +96,7 @@ class Handler final : public StateHandler {
     enqueue(std::move(event));
   }
 
-  void deleted(const json& object) override {
+  void deleted(const JsonValue& object) override {
     Event event;
     event.remove = true;
     event.key = metaString(object, kind_ == Kind::Node ? "name" : "uid");
@@ -121,7 +121,7 @@ class Handler final : public StateHandler {
     pendingPods_.clear();
   }
 
-  void decodeFailed(const json& object, const Error& error) {
+  void decodeFailed(const JsonValue& object, const Error& error) {
     uint64_t n = ++decodeErrors_;
     // The first few in full, then a reminder now and then: a bad object
     // re-sent on every relist must not flood the log.
@@ -243,7 +243,7 @@ class SelectorObjectHandler final : public StateHandler {
     pendingWorkloads_.clear();
     state_.beginResync(resyncKind());
   }
-  void listed(const json& object) override {
+  void listed(const JsonValue& object) override {
     listedObjects_.fetch_add(1, std::memory_order_relaxed);
     if (!decodeInto(object)) return;
     if (pendingNamespaces_.size() + pendingWorkloads_.size() >= kListBatch) flush();
@@ -252,10 +252,10 @@ class SelectorObjectHandler final : public StateHandler {
     flush();
     state_.finishResync(resyncKind());
   }
-  void upserted(const json& object) override {
+  void upserted(const JsonValue& object) override {
     if (decodeInto(object)) flush();
   }
-  void deleted(const json& object) override {
+  void deleted(const JsonValue& object) override {
     std::string name = metaString(object, "name");
     if (name.empty()) return failed(object, Error{"metadata.name: missing"});
     std::string ns = metaString(object, "namespace");
@@ -271,7 +271,7 @@ class SelectorObjectHandler final : public StateHandler {
 
  private:
   ResyncKind resyncKind() const { return kind_ ? resyncKindOf(*kind_) : ResyncKind::Namespaces; }
-  bool decodeInto(const json& object) {
+  bool decodeInto(const JsonValue& object) {
     if (!kind_) {
       auto ns = decodeNamespace(object);
       if (!ns) return failed(object, ns.error()), false;
@@ -292,7 +292,7 @@ class SelectorObjectHandler final : public StateHandler {
     pendingNamespaces_.clear();
     pendingWorkloads_.clear();
   }
-  void failed(const json& object, const Error& error) {
+  void failed(const JsonValue& object, const Error& error) {
     uint64_t n = ++decodeErrors_;
     if (n <= 10 || n % 1000 == 0)
       logEvent(LogLevel::Warning, "object not decodable, ignored",

@@ -4,6 +4,8 @@
 #include <deque>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "webhook/log.h"
 
 namespace placer::kube {
@@ -16,11 +18,12 @@ using nlohmann::json;
 constexpr auto kShortWatch = std::chrono::seconds(1);
 constexpr int kMaxListRestarts = 5;
 
-std::string stringAt(const json& object, const char* a, const char* b) {
-  auto i = object.find(a);
-  if (i == object.end() || !i->is_object()) return {};
-  auto j = i->find(b);
-  return (j != i->end() && j->is_string()) ? j->get<std::string>() : std::string();
+std::string stringAt(const JsonValue& object, std::string_view a, std::string_view b) {
+  auto i = object.member(a);
+  if (!i) return {};
+  auto j = i->member(b);
+  if (!j) return {};
+  return std::string(j->string().value_or(std::string_view()));
 }
 
 std::string statusMessage(const std::string& body) {
@@ -32,7 +35,7 @@ std::string statusMessage(const std::string& body) {
   return body.substr(0, 200);
 }
 
-// Decodes a list's items and hands them to the handler on a second thread
+// Parses a list's items and hands them to the handler on a second thread
 // while the watcher's thread reads, decrypts and frames the next ones, so that
 // the two halves of an initial sync overlap on two cores. Items travel in
 // batches of ~256 KB; at most kMaxQueued batches wait (the list is never held
@@ -40,8 +43,7 @@ std::string statusMessage(const std::string& body) {
 // add() and drain()/discard(), the watcher's thread otherwise.
 class ListDecoder {
  public:
-  ListDecoder(const FieldFilter& filter, ResourceHandler& handler)
-      : filter_(filter), handler_(handler), thread_([this] { run(); }) {}
+  explicit ListDecoder(ResourceHandler& handler) : handler_(handler), thread_([this] { run(); }) {}
   ~ListDecoder() {
     discard();
     {
@@ -94,6 +96,9 @@ class ListDecoder {
   }
   void push() {
     if (current_.ends.empty()) return;
+    // The parser may read this far past the last item (every other item is
+    // followed by the next one): no item is copied again to pad it.
+    current_.bytes.append(JsonParser::kPadding, ' ');
     Batch next;
     {
       std::unique_lock lock(mutex_);
@@ -122,7 +127,7 @@ class ListDecoder {
       size_t begin = 0;
       for (size_t end : batch.ends) {
         if (failed_.load(std::memory_order_relaxed)) break;
-        auto object = parseFiltered(std::string_view(batch.bytes).substr(begin, end - begin), filter_);
+        auto object = parser_.parse(std::string_view(batch.bytes).substr(begin, end - begin), /*padded=*/true);
         begin = end;
         if (!object) {
           std::lock_guard errorLock(mutex_);
@@ -139,8 +144,8 @@ class ListDecoder {
     }
   }
 
-  const FieldFilter& filter_;
   ResourceHandler& handler_;
+  JsonParser parser_;  // the worker's
   Batch current_;  // the watcher thread's batch being filled
   std::mutex mutex_;
   std::condition_variable wake_;  // the worker: a batch is queued, or stop
@@ -156,28 +161,15 @@ class ListDecoder {
 
 }  // namespace
 
-ResourceKind nodesKind() { return {"nodes", "/api/v1/nodes", "", &nodeFilter(), &nodeEventFilter()}; }
-
-ResourceKind podsKind() {
-  return {"pods", "/api/v1/pods", "status.phase!=Succeeded,status.phase!=Failed", &podFilter(), &podEventFilter()};
-}
-
-ResourceKind namespacesKind() {
-  return {"namespaces", "/api/v1/namespaces", "", &selectorObjectFilter(), &selectorObjectEventFilter()};
-}
-ResourceKind servicesKind() {
-  return {"services", "/api/v1/services", "", &selectorObjectFilter(), &selectorObjectEventFilter()};
-}
+ResourceKind nodesKind() { return {"nodes", "/api/v1/nodes", ""}; }
+ResourceKind podsKind() { return {"pods", "/api/v1/pods", "status.phase!=Succeeded,status.phase!=Failed"}; }
+ResourceKind namespacesKind() { return {"namespaces", "/api/v1/namespaces", ""}; }
+ResourceKind servicesKind() { return {"services", "/api/v1/services", ""}; }
 ResourceKind replicationControllersKind() {
-  return {"replicationcontrollers", "/api/v1/replicationcontrollers", "", &selectorObjectFilter(),
-          &selectorObjectEventFilter()};
+  return {"replicationcontrollers", "/api/v1/replicationcontrollers", ""};
 }
-ResourceKind replicaSetsKind() {
-  return {"replicasets", "/apis/apps/v1/replicasets", "", &selectorObjectFilter(), &selectorObjectEventFilter()};
-}
-ResourceKind statefulSetsKind() {
-  return {"statefulsets", "/apis/apps/v1/statefulsets", "", &selectorObjectFilter(), &selectorObjectEventFilter()};
-}
+ResourceKind replicaSetsKind() { return {"replicasets", "/apis/apps/v1/replicasets", ""}; }
+ResourceKind statefulSetsKind() { return {"statefulsets", "/apis/apps/v1/statefulsets", ""}; }
 
 ListWatcher::ListWatcher(ApiClient& client, ResourceKind kind, ResourceHandler& handler, ListWatchOptions options)
     : client_(client), kind_(std::move(kind)), handler_(handler), options_(options), connection_(client),
@@ -281,7 +273,7 @@ ListWatcher::End ListWatcher::refused(const ApiResponse& response, const char* w
 
 ListWatcher::End ListWatcher::list(bool fromCache) {
   handler_.listStarted();
-  ListDecoder decoder(*kind_.itemFilter, handler_);
+  ListDecoder decoder(handler_);
   std::string next;      // continue token for the next page
   std::string listRv;
   int restarts = 0;
@@ -360,31 +352,32 @@ ListWatcher::End ListWatcher::watch() {
   bool expired = false;
   uint64_t received = 0;
   std::string streamError;
+  JsonParser parser;
   JsonStreamScanner scanner(JsonStreamScanner::Mode::TopLevelValues, [&](std::string_view bytes) -> Outcome {
-    auto event = parseFiltered(bytes, *kind_.eventFilter);
-    if (!event || !event->is_object()) {
+    auto event = parser.parse(bytes);
+    if (!event || !event->isObject()) {
       ++stats_.malformed;
       return Error{"watch event: " + (event ? std::string("not an object") : event.error().message)};
     }
-    const json& e = *event;
-    auto typeIt = e.find("type");
-    auto objectIt = e.find("object");
-    if (typeIt == e.end() || !typeIt->is_string() || objectIt == e.end() || !objectIt->is_object()) {
+    auto typeValue = event->member("type");
+    auto objectValue = event->member("object");
+    auto typeText = typeValue ? typeValue->string() : std::nullopt;
+    if (!typeText || !objectValue || !objectValue->isObject()) {
       ++stats_.malformed;
       return Error{"watch event: missing type or object"};
     }
-    const std::string& type = typeIt->get_ref<const std::string&>();
-    const json& object = *objectIt;
+    const std::string_view type = *typeText;
+    const JsonValue& object = *objectValue;
     ++received;
     if (type == "ERROR") {
-      auto code = object.find("code");
-      if (code != object.end() && code->is_number_integer() && code->get<int64_t>() == 410) {
+      auto code = object.member("code");
+      if (code && code->integer() == 410) {
         expired = true;
         return Error{"resourceVersion expired"};
       }
-      auto message = object.find("message");
-      return Error{"watch ERROR event: " +
-                   (message != object.end() && message->is_string() ? message->get<std::string>() : object.dump())};
+      auto message = object.member("message");
+      auto messageText = message ? message->string() : std::nullopt;
+      return Error{"watch ERROR event: " + (messageText ? std::string(*messageText) : object.text())};
     }
     if (type == "ADDED" || type == "MODIFIED") {
       handler_.upserted(object);

@@ -3,8 +3,8 @@
 // (paginated) list, then a watch from the list's resourceVersion with
 // bookmarks; re-watch from the last seen version when a watch ends; relist
 // when the server says the version is gone (410); back off exponentially with
-// jitter after failures. Objects are decoded as they stream in (json_stream.h)
-// and handed to a ResourceHandler.
+// jitter after failures. Objects are framed as they stream in (json_stream.h),
+// parsed (scoring/json_value.h) and handed to a ResourceHandler.
 //
 // Thread-safety: start() and stop() from one owning thread; the handler is
 // called by one thread at a time and never after stop() returns: the
@@ -23,8 +23,7 @@
 #include <string>
 #include <thread>
 
-#include <nlohmann/json.hpp>
-
+#include "scoring/json_value.h"
 #include "scoring/result.h"
 #include "webhook/kube/api_client.h"
 #include "webhook/kube/json_stream.h"
@@ -35,8 +34,6 @@ struct ResourceKind {
   std::string name;           // "nodes" | "pods", for logs and metrics
   std::string path;           // "/api/v1/nodes"
   std::string fieldSelector;  // "" or e.g. "status.phase!=Succeeded,status.phase!=Failed"
-  const FieldFilter* itemFilter = nullptr;
-  const FieldFilter* eventFilter = nullptr;
 };
 ResourceKind nodesKind();
 // All namespaces, without terminal pods (as kube-scheduler's informer).
@@ -50,18 +47,20 @@ ResourceKind replicationControllersKind();
 ResourceKind replicaSetsKind();
 ResourceKind statefulSetsKind();
 
-// What a watcher reports. Objects hold only the fields of the kind's filter.
+// What a watcher reports. Each object is the whole object as sent, parsed
+// (scoring/json_value.h) and valid only during the call: the handler decodes
+// what it keeps (decodePod, decodeNode, ...) straight from it.
 class ResourceHandler {
  public:
   virtual ~ResourceHandler() = default;
   // A list begins (also when a list restarts after an expired continue token).
   virtual void listStarted() = 0;
-  virtual void listed(const nlohmann::json& object) = 0;
+  virtual void listed(const JsonValue& object) = 0;
   // The list is complete: whatever it did not contain no longer exists.
   virtual void listFinished() = 0;
   // ADDED or MODIFIED.
-  virtual void upserted(const nlohmann::json& object) = 0;
-  virtual void deleted(const nlohmann::json& object) = 0;
+  virtual void upserted(const JsonValue& object) = 0;
+  virtual void deleted(const JsonValue& object) = 0;
 };
 
 struct ListWatchOptions {

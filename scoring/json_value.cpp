@@ -1,0 +1,179 @@
+#include "scoring/json_value.h"
+
+#include <algorithm>
+#include <cstring>
+#include <type_traits>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+#include <simdjson.h>
+
+#include "scoring/model.h"
+#include "scoring/model_decode.h"
+
+namespace placer {
+
+namespace dom = simdjson::dom;
+using model_decode::JsonKind;
+
+static_assert(JsonParser::kPadding >= simdjson::SIMDJSON_PADDING);
+
+struct JsonValueAccess {
+  static_assert(sizeof(dom::element) == sizeof(JsonValue::element_) && std::is_trivially_copyable_v<dom::element>,
+                "JsonValue holds a simdjson::dom::element by value");
+  static dom::element element(const JsonValue& v) {
+    dom::element e;
+    std::memcpy(static_cast<void*>(&e), v.element_, sizeof e);
+    return e;
+  }
+  static JsonValue make(dom::element e) {
+    JsonValue v;
+    std::memcpy(v.element_, static_cast<const void*>(&e), sizeof e);
+    return v;
+  }
+};
+
+namespace {
+
+// The last member of `key`, nullopt when absent or null (model_decode.h's contract).
+std::optional<dom::element> lastMember(dom::element object, std::string_view key) {
+  std::optional<dom::element> found;
+  const dom::object fields = object.get_object().value_unsafe();
+  for (dom::key_value_pair field : fields)
+    if (field.key == key) found = field.value;
+  if (found && found->type() == dom::element_type::NULL_VALUE) return std::nullopt;
+  return found;
+}
+
+// model_decode.h's view of a simdjson DOM value.
+class DomValue {
+ public:
+  explicit DomValue(dom::element e) : e_(e) {}
+
+  JsonKind kind() const {
+    switch (e_.type()) {
+      case dom::element_type::OBJECT: return JsonKind::Object;
+      case dom::element_type::ARRAY: return JsonKind::Array;
+      case dom::element_type::STRING: return JsonKind::String;
+      case dom::element_type::BOOL: return JsonKind::Bool;
+      case dom::element_type::INT64: return JsonKind::Signed;
+      case dom::element_type::UINT64: return JsonKind::Unsigned;
+      case dom::element_type::DOUBLE: return JsonKind::Float;
+      case dom::element_type::NULL_VALUE: return JsonKind::Null;
+    }
+    return JsonKind::Null;
+  }
+  std::optional<DomValue> member(std::string_view key) const {
+    auto found = lastMember(e_, key);
+    if (!found) return std::nullopt;
+    return DomValue(*found);
+  }
+  std::string_view string() const { return e_.get_string().value_unsafe(); }
+  bool boolean() const { return e_.get_bool().value_unsafe(); }
+  int64_t int64() const { return e_.get_int64().value_unsafe(); }
+  uint64_t uint64() const { return e_.get_uint64().value_unsafe(); }
+  double float64() const { return e_.get_double().value_unsafe(); }
+  // As nlohmann writes the number it would have parsed from the same text.
+  std::string numberText() const {
+    switch (e_.type()) {
+      case dom::element_type::INT64: return nlohmann::json(int64()).dump();
+      case dom::element_type::UINT64: return nlohmann::json(uint64()).dump();
+      default: return nlohmann::json(float64()).dump();
+    }
+  }
+  size_t size() const {
+    if (e_.type() == dom::element_type::ARRAY) return e_.get_array().value_unsafe().size();
+    return e_.get_object().value_unsafe().size();
+  }
+
+  model_decode::ElementRange<DomValue, dom::array::iterator> elements() const {
+    const dom::array array = e_.get_array().value_unsafe();
+    return {array.begin(), array.end()};
+  }
+
+  // Sorted by key, each key once with its last value, as nlohmann iterates.
+  // Go writes maps sorted, so the members usually come in that order already.
+  template <class F>
+  Outcome forEachMember(F&& f) const {
+    const dom::object object = e_.get_object().value_unsafe();
+    bool ordered = true;
+    std::string_view previous;
+    bool first = true;
+    for (dom::key_value_pair field : object) {
+      if (!first && !(previous < field.key)) {
+        ordered = false;
+        break;
+      }
+      previous = field.key;
+      first = false;
+    }
+    if (ordered) {
+      for (dom::key_value_pair field : object)
+        if (auto o = f(field.key, DomValue(field.value)); !o) return o;
+      return {};
+    }
+    std::vector<std::pair<std::string_view, dom::element>> fields;
+    fields.reserve(object.size());
+    for (dom::key_value_pair field : object) fields.emplace_back(field.key, field.value);
+    std::stable_sort(fields.begin(), fields.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (size_t i = 0; i < fields.size(); ++i) {
+      if (i + 1 < fields.size() && fields[i + 1].first == fields[i].first) continue;  // a later duplicate wins
+      if (auto o = f(fields[i].first, DomValue(fields[i].second)); !o) return o;
+    }
+    return {};
+  }
+
+ private:
+  dom::element e_;
+};
+
+DomValue view(const JsonValue& v) { return DomValue(JsonValueAccess::element(v)); }
+
+}  // namespace
+
+bool JsonValue::isObject() const { return JsonValueAccess::element(*this).type() == dom::element_type::OBJECT; }
+
+std::optional<JsonValue> JsonValue::member(std::string_view key) const {
+  const dom::element e = JsonValueAccess::element(*this);
+  if (e.type() != dom::element_type::OBJECT) return std::nullopt;
+  auto found = lastMember(e, key);
+  if (!found) return std::nullopt;
+  return JsonValueAccess::make(*found);
+}
+
+std::optional<std::string_view> JsonValue::string() const {
+  const dom::element e = JsonValueAccess::element(*this);
+  if (e.type() != dom::element_type::STRING) return std::nullopt;
+  return e.get_string().value_unsafe();
+}
+
+std::optional<int64_t> JsonValue::integer() const {
+  const dom::element e = JsonValueAccess::element(*this);
+  if (e.type() != dom::element_type::INT64) return std::nullopt;
+  return e.get_int64().value_unsafe();
+}
+
+std::string JsonValue::text() const { return simdjson::minify(JsonValueAccess::element(*this)); }
+
+struct JsonParser::Impl {
+  dom::parser parser;
+};
+
+JsonParser::JsonParser() : impl_(std::make_unique<Impl>()) {}
+JsonParser::~JsonParser() = default;
+
+Result<JsonValue> JsonParser::parse(std::string_view bytes, bool padded) {
+  // Unpadded input is copied into the parser's own padded buffer (kept between calls).
+  auto result = impl_->parser.parse(bytes.data(), bytes.size(), !padded);
+  if (result.error()) return Error{std::string("malformed JSON: ") + simdjson::error_message(result.error())};
+  return JsonValueAccess::make(result.value_unsafe());
+}
+
+Result<Pod> decodePod(const JsonValue& object) { return model_decode::decodePodAs(view(object)); }
+Result<Node> decodeNode(const JsonValue& object) { return model_decode::decodeNodeAs(view(object)); }
+Result<Namespace> decodeNamespace(const JsonValue& object) { return model_decode::decodeNamespaceAs(view(object)); }
+Result<WorkloadSelector> decodeWorkloadSelector(WorkloadKind kind, const JsonValue& object) {
+  return model_decode::decodeWorkloadSelectorAs(kind, view(object));
+}
+
+}  // namespace placer
