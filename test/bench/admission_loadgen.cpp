@@ -79,6 +79,7 @@
 #include "scoring/cluster_state.h"
 #include "scoring/config.h"
 #include "scoring/engine.h"
+#include "scoring/json_value.h"
 #include "scoring/profile.h"
 #include "test/support/cluster_generator.h"
 #include "test/support/http_test_client.h"
@@ -571,6 +572,7 @@ int main(int argc, char** argv) {
       for (int64_t i = 0; i < 20000 && i < generatedPodCount(params); ++i) bound.push_back(generatePod(params, i));
       watch = std::thread([&, bound = std::move(bound)]() mutable {
         auto handler = kube::makePodHandler(state);
+        JsonParser parser;  // as the watch parses each event's bytes
         const auto period = std::chrono::duration<double>(1.0 / o.watchRate);
         auto due = Clock::now();
         while (!watchDone.load()) {
@@ -579,7 +581,7 @@ int main(int argc, char** argv) {
           size_t visit = watchEvents / 3;
           json& pod = bound[visit % bound.size()];
           if (watchEvents % 3 == 0) pod["metadata"]["labels"]["placer.io/loadgen-revision"] = std::to_string(visit);
-          handler->upserted(pod);
+          handler->upserted(*parser.parse(pod.dump()));
           ++watchEvents;
         }
       });

@@ -9,23 +9,37 @@
 #include <nlohmann/json.hpp>
 
 #include "scoring/cluster_state.h"
+#include "scoring/json_value.h"
 
 namespace placer {
 namespace {
 
 using nlohmann::json;
 
-json node(const std::string& name) {
-  return {{"metadata", {{"name", name}}},
-          {"status", {{"allocatable", {{"cpu", "4"}, {"memory", "8Gi"}, {"pods", "110"}}}}}};
+// An object as the watch hands it to the handler: parsed from its JSON text.
+class Parsed {
+ public:
+  explicit Parsed(const json& object) : text_(object.dump()), value_(*parser_.parse(text_)) {}
+  operator const JsonValue&() const { return value_; }
+
+ private:
+  JsonParser parser_;
+  std::string text_;
+  JsonValue value_;
+};
+
+Parsed node(const std::string& name) {
+  return Parsed(json{{"metadata", {{"name", name}}},
+          {"status", {{"allocatable", {{"cpu", "4"}, {"memory", "8Gi"}, {"pods", "110"}}}}}});
 }
 
-json pod(const std::string& uid, const std::string& nodeName, const std::string& cpu, const std::string& phase = "Running") {
-  return {{"metadata", {{"name", "p-" + uid}, {"namespace", "default"}, {"uid", uid}}},
+Parsed pod(const std::string& uid, const std::string& nodeName, const std::string& cpu,
+           const std::string& phase = "Running") {
+  return Parsed(json{{"metadata", {{"name", "p-" + uid}, {"namespace", "default"}, {"uid", uid}}},
           {"spec",
            {{"nodeName", nodeName},
             {"containers", json::array({{{"name", "app"}, {"resources", {{"requests", {{"cpu", cpu}}}}}}})}}},
-          {"status", {{"phase", phase}}}};
+          {"status", {{"phase", phase}}}});
 }
 
 int64_t cpuOn(ClusterState& state, const std::string& name) {
