@@ -24,7 +24,8 @@ namespace placer {
 
 class MetricsRegistry;
 
-// Sees every pod a live feed decodes (listed or delivered by the watch), on
+// Sees every pod a live feed decodes (listed or delivered by the watch, also
+// the last state of one that leaves it: deleted, or turned terminal), on
 // the feed's threads, before the view applies it. Must be quick and must not
 // block: it runs inside the watch's loop. Safe to call from several threads.
 class PodObserver {

@@ -100,6 +100,10 @@ class Handler final : public StateHandler {
   }
 
   void deleted(const json& object) override {
+    // A pod turning Failed or Succeeded leaves the watch's field selector:
+    // its last state comes as a deletion, which the observer must see too.
+    if (observer_ != nullptr && kind_ == Kind::Pod)
+      if (auto pod = decodePod(object)) observer_->observed(*pod);
     Event event;
     event.remove = true;
     event.key = metaString(object, kind_ == Kind::Node ? "name" : "uid");
