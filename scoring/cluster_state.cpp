@@ -531,10 +531,74 @@ void MutableClusterView::forgetPod(uint32_t slot) {
   freePodSlots_.push_back(slot);
 }
 
+std::string bindReservationId(std::string_view podUid) {
+  std::string id = "bind:";
+  id.append(podUid);
+  return id;
+}
+
+namespace {
+// Whether the watch's pod ends a /bind reservation: it is bound (then it
+// counts as itself), or terminal.
+bool endsBindReservation(const Pod& pod) { return !pod.uid.empty() && (!pod.nodeName.empty() || pod.isTerminal()); }
+}  // namespace
+
+bool isNominated(const Pod& pod) {
+  return pod.nodeName.empty() && !pod.nominatedNodeName.empty() && !pod.isTerminal();
+}
+
+namespace {
+NominatedPod nominatedOf(const Pod& pod, std::string key, uint32_t generation) {
+  NominatedPod n;
+  n.key = std::move(key);
+  n.uid = pod.uid;
+  n.podName = pod.namespace_ + "/" + pod.name;
+  n.nodeName = pod.nominatedNodeName;
+  n.priority = pod.priority;
+  n.requests = pod.requests;
+  n.nonZeroRequests = pod.nonZeroRequests;
+  n.hostPorts = pod.hostPorts;
+  n.generation = generation;
+  return n;
+}
+}  // namespace
+
+void MutableClusterView::forgetNominated(std::string_view key) {
+  auto at = nominatedNodeOf_.find(key);
+  if (at == nominatedNodeOf_.end()) return;
+  auto list = nominatedByNode_.find(at->second);
+  if (list != nominatedByNode_.end()) {
+    std::erase_if(list->second, [&](const NominatedPod& n) { return n.key == key; });
+    if (list->second.empty()) nominatedByNode_.erase(list);
+  }
+  nominatedNodeOf_.erase(at);
+}
+
+void MutableClusterView::updateNominated(const Pod& pod, const std::string& key) {
+  if (nominatedNodeOf_.empty() && !isNominated(pod)) return;  // the usual case: nothing nominated
+  forgetNominated(key);
+  if (!isNominated(pod)) return;
+  nominatedByNode_[pod.nominatedNodeName].push_back(nominatedOf(pod, key, podGeneration_));
+  nominatedNodeOf_.emplace(key, pod.nominatedNodeName);
+}
+
+bool MutableClusterView::nominatedUnchanged(const Pod& pod, const std::string& key) const {
+  auto at = nominatedNodeOf_.find(key);
+  if (!isNominated(pod)) return at == nominatedNodeOf_.end();
+  if (at == nominatedNodeOf_.end() || at->second != pod.nominatedNodeName) return false;
+  auto list = nominatedByNode_.find(at->second);
+  if (list == nominatedByNode_.end()) return false;
+  for (const NominatedPod& n : list->second)
+    if (n.key == key) return n.generation == podGeneration_ && n.sameAs(nominatedOf(pod, key, podGeneration_));
+  return false;
+}
+
 void MutableClusterView::upsertPod(const Pod& pod) {
   if (const std::string* id = findLabel(pod.annotations, kReservationAnnotation)) release(*id);
+  if (!reservations_.empty() && endsBindReservation(pod)) release(bindReservationId(pod.uid));
 
   std::string key = podKey(pod);
+  updateNominated(pod, key);
   auto it = podByKey_.find(key);
   bool counted = !pod.nodeName.empty() && !pod.isTerminal();
   if (!counted) {
@@ -590,7 +654,13 @@ bool MutableClusterView::podUpsertChangesNothing(const Pod& pod) const {
     std::lock_guard lock(reservationsMutex_);
     if (reservations_.contains(*id)) return false;
   }
-  auto it = podByKey_.find(podKey(pod));
+  if (endsBindReservation(pod)) {
+    std::lock_guard lock(reservationsMutex_);
+    if (!reservations_.empty() && reservations_.contains(bindReservationId(pod.uid))) return false;
+  }
+  const std::string key = podKey(pod);
+  if ((!nominatedNodeOf_.empty() || isNominated(pod)) && !nominatedUnchanged(pod, key)) return false;
+  auto it = podByKey_.find(key);
   const bool counted = !pod.nodeName.empty() && !pod.isTerminal();
   if (it == podByKey_.end()) return !counted;
   if (!counted) return false;
@@ -613,6 +683,8 @@ bool MutableClusterView::podUpsertChangesNothing(const Pod& pod) const {
 }
 
 void MutableClusterView::removePod(std::string_view key) {
+  forgetNominated(key);
+  if (!reservations_.empty()) release(bindReservationId(key));
   auto it = podByKey_.find(key);
   if (it == podByKey_.end()) return;
   forgetPod(it->second);
@@ -660,6 +732,9 @@ size_t MutableClusterView::finishResync(ResyncKind kind) {
   } else {
     for (const auto& [key, slot] : podByKey_)
       if (podTable_[slot].generation != podGeneration_) stale.push_back(key);
+    for (const auto& [node, list] : nominatedByNode_)
+      for (const NominatedPod& n : list)
+        if (n.generation != podGeneration_ && !podByKey_.contains(n.key)) stale.push_back(n.key);
     for (const std::string& key : stale) removePod(key);
   }
   return stale.size();

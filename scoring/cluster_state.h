@@ -45,6 +45,9 @@
 namespace placer {
 
 inline constexpr std::string_view kReservationAnnotation = "placer.io/reservation";
+// The id of the reservation the extender's /bind holds for a pod (by uid)
+// until the watch sees it bound, terminal or deleted.
+std::string bindReservationId(std::string_view podUid);
 
 class ClusterView;
 struct NodeInfo;
@@ -146,6 +149,31 @@ struct ReservedPods {
 
 // The key a pod is stored under: uid, or "namespace/name" when uid is empty.
 std::string podKey(const Pod& pod);
+
+// A pending pod that kube-scheduler's preemption made room for
+// (status.nominatedNodeName, spec.nodeName empty, not terminal). As in
+// kube-scheduler (RunFilterPluginsWithNominatedPods), it counts on that node
+// for an incoming pod of lower or equal priority: filters run once with the
+// node's nominated pods of priority >= the incoming pod's added, and, when
+// that passes, once without; the pod must pass both. It stops counting when
+// the pod is bound, deleted, terminal or no longer nominated.
+struct NominatedPod {
+  std::string key;  // podKey(): the uid (a pod is never its own nominee)
+  std::string uid;
+  std::string podName;  // namespace/name, for logs and explain
+  std::string nodeName;
+  int32_t priority = 0;
+  Resources requests;
+  Resources nonZeroRequests;
+  std::vector<HostPort> hostPorts;
+  uint32_t generation = 0;  // resync mark
+  bool sameAs(const NominatedPod& o) const {
+    return uid == o.uid && podName == o.podName && nodeName == o.nodeName && priority == o.priority &&
+           requests == o.requests && nonZeroRequests == o.nonZeroRequests && hostPorts == o.hostPorts;
+  }
+};
+// Whether a pod is one that counts as nominated (see NominatedPod).
+bool isNominated(const Pod& pod);
 
 // Members are ordered so that what a decision reads of every node (usage,
 // allocatable, taints, the cordon flag, the image index) shares the first four
@@ -389,6 +417,9 @@ class ClusterView {
   const Workload* workload(WorkloadKind kind, std::string_view ns, std::string_view name) const;
   // The reservations as they are now (see ReservedPods).
   std::shared_ptr<const ReservedPods> reservedPods() const;
+  // Nominated pods (see NominatedPod), by node name; stable while a read
+  // (shared lock) lasts. Empty in almost every view.
+  const StringMap<std::vector<NominatedPod>>& nominatedPods() const { return nominatedByNode_; }
   const PodRecord* pod(uint32_t slot) const;
   const PodRecord* findPod(std::string_view key) const;
   // Interned strings of PodRecord.
@@ -453,6 +484,9 @@ class ClusterView {
   StringMap<StringMap<ServiceEntry>> services_;  // namespace -> name -> entry
   // ReplicationController, ReplicaSet, StatefulSet: "namespace/name" -> entry.
   StringMap<Workload> workloads_[3];
+
+  StringMap<std::vector<NominatedPod>> nominatedByNode_;  // node name -> its nominated pods
+  StringMap<std::string> nominatedNodeOf_;                 // pod key -> node name in nominatedByNode_
 
   mutable std::mutex reservedPodsMutex_;  // guards the pointer only
   std::shared_ptr<const ReservedPods> reservedPods_ = std::make_shared<ReservedPods>();
@@ -549,6 +583,10 @@ class MutableClusterView : public ClusterView {
   uint32_t acquireTermClass(TermKind kind, const AffinityTerm& term);
   void releaseTermClass(uint32_t id);
   void publishReservedPods();  // under reservationsMutex_
+  // Keeps the pod's nominated entry as the pod says (added, changed, dropped).
+  void updateNominated(const Pod& pod, const std::string& key);
+  void forgetNominated(std::string_view key);
+  bool nominatedUnchanged(const Pod& pod, const std::string& key) const;
   uint32_t namespaceGeneration_ = 0;
   uint32_t workloadGenerations_[4] = {};
 

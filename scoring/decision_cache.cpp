@@ -7,11 +7,11 @@ namespace placer {
 
 // A field added to Pod must be sorted into one of the two lists below: compared
 // (a plugin may read it) or left out (identity, labels, annotations, status).
-static_assert(sizeof(Pod) == 952, "Pod changed: decide whether sameSchedulingFields compares the new field");
+static_assert(sizeof(Pod) == 1048, "Pod changed: decide whether sameSchedulingFields compares the new field");
 
 bool sameSchedulingFields(const Pod& a, const Pod& b) {
   // Left out: name, generateName, uid, labels, annotations, phase,
-  // terminating, resizeInfeasible, ownerKind, ownerApiVersion, ownerName.
+  // nominatedNodeName, statusReason, statusMessage, terminating, resizeInfeasible, ownerKind, ownerApiVersion, ownerName.
   return a.namespace_ == b.namespace_ && a.nodeName == b.nodeName && a.schedulerName == b.schedulerName &&
          a.requests == b.requests && a.nonZeroRequests == b.nonZeroRequests && a.hostPorts == b.hostPorts &&
          a.overhead == b.overhead && a.podLevelRequests == b.podLevelRequests && a.priority == b.priority &&

@@ -169,6 +169,59 @@ bool prepareNodeByNode(const Profile& profile, const Engine::Groups& groups, Nod
   return true;
 }
 
+// The nominated pods (ClusterView::nominatedPods) that count for `pod`, per
+// node name: those of priority >= the pod's, other than the pod itself
+// (kube-scheduler's addGENominatedPods). Sorted by node name; empty in
+// almost every decision, which then costs nothing more.
+class NominatedOverlay {
+ public:
+  NominatedOverlay(const Pod& pod, const ClusterView& view) {
+    for (const auto& [node, list] : view.nominatedPods()) {
+      std::vector<const NominatedPod*> counted;
+      for (const NominatedPod& n : list)
+        if (n.priority >= pod.priority && (pod.uid.empty() || n.uid != pod.uid)) counted.push_back(&n);
+      if (!counted.empty()) nodes_.emplace_back(node, std::move(counted));
+    }
+    std::sort(nodes_.begin(), nodes_.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  }
+  bool empty() const { return nodes_.empty(); }
+  const std::vector<const NominatedPod*>* find(std::string_view node) const {
+    auto it = std::lower_bound(nodes_.begin(), nodes_.end(), node,
+                               [](const auto& e, std::string_view name) { return e.first < name; });
+    return it != nodes_.end() && it->first == node ? &it->second : nullptr;
+  }
+
+ private:
+  std::vector<std::pair<std::string_view, std::vector<const NominatedPod*>>> nodes_;
+};
+
+// The first pass of RunFilterPluginsWithNominatedPods: every active filter,
+// in profile order, on a copy of the node with its nominated pods added; the
+// first rejection (or failure), or nothing when all pass. The caller holds
+// the node's accounting still. The node-by-node filters run with their own
+// state and pod (a cache entry's), the late ones with the decision's.
+std::optional<Status> filterWithNominated(const NodeInfo& node, const std::vector<const NominatedPod*>& nominated,
+                                          const NodeResults& r, const Pod& rPod,
+                                          const std::vector<std::pair<const FilterPlugin*, uint16_t>>& late,
+                                          const CycleState& lateState, const Pod& pod) {
+  NodeInfo withNominated = node;
+  for (const NominatedPod* n : nominated) withNominated.addUsage(n->requests, n->nonZeroRequests, n->hostPorts);
+  size_t direct = 0;
+  size_t later = 0;
+  while (direct < r.filters.size() || later < late.size()) {
+    const bool takeDirect =
+        later == late.size() || (direct < r.filters.size() && r.filterIndex[direct] < late[later].second);
+    const FilterPlugin* plugin = takeDirect ? r.filters[direct] : late[later].first;
+    Status status = takeDirect ? plugin->filter(r.state, rPod, withNominated) : plugin->filter(lateState, pod, withNominated);
+    takeDirect ? ++direct : ++later;
+    if (status.isSuccess()) continue;
+    if (!status.isRejected()) status = asFailure("filter", plugin->name(), status);
+    status.setPlugin(plugin->name());
+    return status;
+  }
+  return std::nullopt;
+}
+
 // The node-by-node pass over one tile of nodes (held still by the caller's
 // accounting guard): each active filter, in profile order, over the nodes
 // still feasible (so the first that rejects a node gives its verdict); then,
@@ -376,6 +429,7 @@ Decision decide(const Profile& profile, const Engine::Groups& groups, const Pod&
   std::deque<Status> lateRejections;  // distinct, plugin set
   std::vector<uint16_t> lateRejectionFilter;
   std::optional<Status> lateFailure;
+  const NominatedOverlay nominated(pod, view);
 
   // Node by node, tile by tile; then the late filters over the tile. The
   // final verdict of a node is the first rejection in profile order.
@@ -440,6 +494,18 @@ Decision decide(const Profile& profile, const Engine::Groups& groups, const Pod&
         rejection = &lateRejections[s.lateVerdict[t] - 1];
       } else if (const uint32_t v = r.verdicts[slot]; v != 0) {
         rejection = &r.rejections[v - 1];
+      }
+      // Nominated pods that count here: the pod must also pass with them
+      // added, and when it does not, that pass's rejection is the verdict.
+      std::optional<Status> withNominated;
+      if (!nominated.empty()) {
+        if (const auto* added = nominated.find(s.lateNodes[t]->name())) {
+          withNominated = filterWithNominated(*s.lateNodes[t], *added, r, rPod, late, state, pod);
+          if (withNominated) {
+            if (withNominated->code() == Code::Error && !lateFailure) lateFailure = withNominated;
+            rejection = &*withNominated;
+          }
+        }
       }
       if (rejection == nullptr) {
         s.feasible.push_back(static_cast<uint32_t>(i));

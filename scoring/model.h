@@ -189,6 +189,10 @@ struct Pod {
   bool hasPvcVolume = false;       // volumes[].persistentVolumeClaim
   bool hasEphemeralVolume = false; // volumes[].ephemeral (generic ephemeral volume)
   std::string phase;               // status.phase
+  // Living beside kube-scheduler and the kubelet (status fields, none read by a plugin):
+  std::string nominatedNodeName;   // status.nominatedNodeName: where preemption made room for it
+  std::string statusReason;        // status.reason (a kubelet rejection: OutOfcpu, NodeAffinity, ...)
+  std::string statusMessage;       // status.message
   bool terminating = false;        // metadata.deletionTimestamp set
   bool resizeInfeasible = false;   // condition PodResizePending with reason Infeasible
   // The controller ownerReference, if any (kind empty when none).

@@ -855,6 +855,9 @@ Result<Pod> decodePodAs(const V& object) {
   if (*status) {
     const Path stp = root.child("status");
     if (auto o = readString(**status, "phase", stp, pod.phase); !o) return o.error();
+    if (auto o = readString(**status, "nominatedNodeName", stp, pod.nominatedNodeName); !o) return o.error();
+    if (auto o = readString(**status, "reason", stp, pod.statusReason); !o) return o.error();
+    if (auto o = readString(**status, "message", stp, pod.statusMessage); !o) return o.error();
     if (auto o = readResizeStatus(**status, stp, pod); !o) return o.error();
   }
 

@@ -85,6 +85,12 @@ class Relevance {
   bool wholeNamespace_ = false;
 };
 
+void recordAccounting(Placement& p, const NodeInfo& node) {
+  p.accounting.allocatable = node.allocatable();
+  p.accounting.requested = node.requested;
+  p.accounting.podCount = node.podCount;
+}
+
 void record(Placement& p, const Decision& d) {
   p.nodeCount = d.nodeCount;
   p.feasibleCount = d.feasibleCount;
@@ -130,7 +136,9 @@ Placement LocalReservationBook::placeAndReserve(const Pod& pod, std::string_view
       if (relevance->changedSince(*seen, *view.reservedPods())) return false;
     }
     const NodeInfo* candidates[] = {&chosen};
-    return engine_.evaluate(pod, view, candidates, Detail::FilterOnly).selected != nullptr;
+    if (engine_.evaluate(pod, view, candidates, Detail::FilterOnly).selected == nullptr) return false;
+    recordAccounting(p, chosen);
+    return true;
   };
 
   constexpr int kOptimisticRounds = 2;
@@ -158,9 +166,11 @@ Placement LocalReservationBook::placeAndReserve(const Pod& pod, std::string_view
     if (round + 1 < kOptimisticRounds) continue;
     // Last round: decide with every other reservation held off.
     auto last = state_.decideAndReserve([&](const ClusterView& view) -> std::optional<Reservation> {
-      record(p, engine_.place(pod, view));
+      Decision d = engine_.place(pod, view);
+      record(p, d);
       ++p.rounds;
       if (p.node.empty()) return std::nullopt;
+      recordAccounting(p, *d.selected);
       return at(p.node);
     });
     if (last == ClusterState::ReserveOutcome::Reserved) {
@@ -184,11 +194,112 @@ Placement LocalReservationBook::placeAndReserve(const Pod& pod, std::string_view
   bool reserved = false;
   state_.update([&](MutableClusterView& view) {
     if (view.findReservation(key) != nullptr) view.release(key);
-    record(p, engine_.place(pod, view));
+    Decision d = engine_.place(pod, view);
+    record(p, d);
     ++p.rounds;
-    if (!p.node.empty()) reserved = view.reserve(at(p.node));
+    if (p.node.empty()) return;
+    recordAccounting(p, *d.selected);
+    reserved = view.reserve(at(p.node));
   });
   if (p.node.empty()) {
+    p.outcome = Placement::Outcome::Unschedulable;
+  } else if (reserved) {
+    p.outcome = Placement::Outcome::Reserved;
+  } else {
+    p.outcome = Placement::Outcome::Refused;
+    p.reason = "reservation refused on the chosen node";
+    p.node.clear();
+  }
+  return p;
+}
+
+Placement LocalReservationBook::reserveOn(const Pod& pod, std::string_view node, std::string_view key,
+                                          std::chrono::steady_clock::time_point expires) {
+  Placement p;
+  p.rounds = 1;
+  p.node = std::string(node);
+  Reservation reservation = reservationFor(pod, std::string(key), std::string(node), expires);
+  std::string rejection;
+  auto confirm = [&](const ClusterView& view, const NodeInfo& chosen) {
+    const NodeInfo* candidates[] = {&chosen};
+    Decision d = engine_.evaluate(pod, view, candidates, Detail::FilterOnly);
+    p.nodeCount = p.feasibleCount = d.selected != nullptr ? 1 : 0;
+    if (d.selected == nullptr) {
+      rejection = d.unschedulableMessage();
+      return false;
+    }
+    recordAccounting(p, chosen);
+    return true;
+  };
+  auto outcome = state_.reserve(reservation, 0, confirm);
+  if (outcome == ClusterState::ReserveOutcome::NeedsExclusive) {
+    // The key is held (a bind sent again): give it back and confirm again, all at once.
+    state_.update([&](MutableClusterView& view) {
+      view.release(key);
+      const NodeInfo* chosen = view.findNode(node);
+      if (chosen == nullptr) {
+        outcome = ClusterState::ReserveOutcome::UnknownNode;
+      } else if (!confirm(view, *chosen)) {
+        outcome = ClusterState::ReserveOutcome::NotConfirmed;
+      } else {
+        outcome = view.reserve(std::move(reservation)) ? ClusterState::ReserveOutcome::Reserved
+                                                       : ClusterState::ReserveOutcome::NotConfirmed;
+      }
+    });
+  }
+  switch (outcome) {
+    case ClusterState::ReserveOutcome::Reserved: p.outcome = Placement::Outcome::Reserved; break;
+    case ClusterState::ReserveOutcome::UnknownNode:
+      p.outcome = Placement::Outcome::Unschedulable;
+      p.reason = "node \"" + std::string(node) + "\" is not in placer's view";
+      break;
+    default:
+      p.outcome = Placement::Outcome::Refused;
+      p.reason = rejection.empty() ? "reservation refused on the chosen node" : rejection;
+      break;
+  }
+  if (p.outcome != Placement::Outcome::Reserved) p.node.clear();
+  return p;
+}
+
+Placement LocalReservationBook::recheck(const Pod& pod, std::string_view node, std::string_view key,
+                                        std::chrono::steady_clock::time_point expires, bool reserve) {
+  Placement p;
+  auto decideOn = [&](const ClusterView& view) {
+    p.rounds = 1;
+    if (const NodeInfo* held = view.findNode(node)) {
+      const NodeInfo* candidates[] = {held};
+      if (engine_.evaluate(pod, view, candidates, Detail::FilterOnly).selected != nullptr) {
+        p.node = std::string(node);
+        p.nodeCount = p.feasibleCount = 1;
+        recordAccounting(p, *held);
+        return;
+      }
+    }
+    ++p.rounds;
+    Decision d = engine_.place(pod, view);
+    record(p, d);
+    if (d.selected != nullptr) recordAccounting(p, *d.selected);
+  };
+  if (!reserve) {
+    state_.readForDecision([&](const ClusterView& view) { decideOn(view); });
+    p.outcome = p.node.empty() ? Placement::Outcome::Unschedulable : Placement::Outcome::Decided;
+    return p;
+  }
+  bool held = false;
+  bool reserved = false;
+  state_.update([&](MutableClusterView& view) {
+    const Reservation* r = view.findReservation(key);
+    if (r == nullptr || r->nodeName != node) return;
+    held = true;
+    view.release(key);
+    decideOn(view);
+    if (!p.node.empty()) reserved = view.reserve(reservationFor(pod, std::string(key), p.node, expires));
+  });
+  if (!held) {
+    p.outcome = Placement::Outcome::Refused;
+    p.reason = "no reservation " + std::string(key) + " held on node " + std::string(node);
+  } else if (p.node.empty()) {
     p.outcome = Placement::Outcome::Unschedulable;
   } else if (reserved) {
     p.outcome = Placement::Outcome::Reserved;

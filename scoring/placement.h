@@ -43,6 +43,14 @@ struct Placement {
   size_t feasibleCount = 0;
   std::string reason;
   int rounds = 0;  // decisions made (1 when the first one held)
+  // The chosen node's accounting as the reservation found it, before this
+  // pod counted there (Reserved only): what a kubelet rejection is logged with.
+  struct NodeAccounting {
+    Resources allocatable;
+    Resources requested;
+    int32_t podCount = 0;
+  };
+  NodeAccounting accounting;
 };
 
 class ReservationBook {
@@ -57,6 +65,24 @@ class ReservationBook {
   virtual Placement decide(const Pod& pod) = 0;
   // Gives a reservation back; false when there was none.
   virtual bool release(std::string_view key) = 0;
+  // Reserves the pod on `node` under `key` (the node kube-scheduler chose,
+  // for the extender's /bind) when every filter still passes there against
+  // the view as it is now, nominated pods and other reservations counted.
+  // Reserved, or Refused with the filters' reasons, or Unschedulable when the
+  // node is unknown. A key already held is replaced.
+  virtual Placement reserveOn(const Pod& pod, std::string_view node, std::string_view key,
+                              std::chrono::steady_clock::time_point expires) = 0;
+  // A pod this book placed on `node` under `key`, as it is now (a mutating
+  // webhook after placer changed it; pod.nodeName must be empty). With
+  // `reserve`, only while that reservation is held (else Refused: not this
+  // book's decision): it is given back, the pod confirmed on `node` against
+  // the view and every other reservation, and reserved there again when it
+  // still fits (Reserved, same node); else decided again and reserved where
+  // it fits now (Reserved, another node) or nowhere (Unschedulable), all as
+  // one step. Without `reserve` (dry run): the same, reserving nothing
+  // (Decided / Unschedulable).
+  virtual Placement recheck(const Pod& pod, std::string_view node, std::string_view key,
+                            std::chrono::steady_clock::time_point expires, bool reserve) = 0;
 };
 
 class LocalReservationBook final : public ReservationBook {
@@ -65,6 +91,10 @@ class LocalReservationBook final : public ReservationBook {
   Placement placeAndReserve(const Pod& pod, std::string_view key, std::chrono::steady_clock::time_point expires) override;
   Placement decide(const Pod& pod) override;
   bool release(std::string_view key) override;
+  Placement reserveOn(const Pod& pod, std::string_view node, std::string_view key,
+                      std::chrono::steady_clock::time_point expires) override;
+  Placement recheck(const Pod& pod, std::string_view node, std::string_view key,
+                    std::chrono::steady_clock::time_point expires, bool reserve) override;
 
  private:
   const Engine& engine_;

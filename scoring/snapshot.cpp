@@ -112,8 +112,10 @@ Result<Snapshot> decodeSnapshot(const json& document) {
         if (!keys.insert(podKey(*pod)).second)
           return fieldError(where + ".metadata", "Duplicate pod \"" + podKey(*pod) + "\"");
         if (auto o = checkAmounts(pod->requests, where + ".spec (total requests)"); !o) return o.error();
-        if (!pod->nodeName.empty() && !pod->isTerminal()) {
-          Resources& total = totals[pod->nodeName];
+        // Bound pods and nominated ones (which count on their node too).
+        const std::string& counted = isNominated(*pod) ? pod->nominatedNodeName : pod->nodeName;
+        if (!counted.empty() && !pod->isTerminal()) {
+          Resources& total = totals[counted];
           bool ok = addChecked(total.milliCpu, pod->requests.milliCpu) &&
                     addChecked(total.memory, pod->requests.memory) &&
                     addChecked(total.ephemeralStorage, pod->requests.ephemeralStorage);
@@ -124,7 +126,7 @@ Result<Snapshot> decodeSnapshot(const json& document) {
           }
           if (!ok)
             return fieldError(where + ".spec",
-                              "the requests of the pods on node \"" + pod->nodeName + "\" add up beyond 2^53");
+                              "the requests of the pods on node \"" + counted + "\" add up beyond 2^53");
         }
         snapshot.pods.push_back(std::move(*pod));
       }

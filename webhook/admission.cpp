@@ -80,6 +80,32 @@ void addAnnotations(std::string& patch, bool podHasAnnotations,
   patch += "}}";
 }
 
+// One JSONPatch operation without a value ("remove"), or with a string value.
+void patchOperation(std::string& patch, std::string_view op, std::string_view path,
+                    const std::string_view* value = nullptr) {
+  patch += patch.size() > 1 ? ",{\"op\":" : "{\"op\":";
+  appendJsonString(patch, op);
+  patch += ",\"path\":";
+  appendJsonString(patch, path);
+  if (value != nullptr) {
+    patch += ",\"value\":";
+    appendJsonString(patch, *value);
+  }
+  patch += '}';
+}
+
+std::string annotationPath(std::string_view key) { return "/metadata/annotations/" + escapeJsonPointer(key); }
+
+// Whether placer wrote this pod's spec.nodeName (an earlier call of this
+// admission, now reinvoked): the node it names is the one it assigned, and
+// the reservation it was made under (empty when not).
+std::string ownReservation(const Pod& pod) {
+  const std::string* assigned = findLabel(pod.annotations, kAssignedNodeAnnotation);
+  const std::string* reservation = findLabel(pod.annotations, kReservationAnnotation);
+  if (pod.nodeName.empty() || assigned == nullptr || *assigned != pod.nodeName || reservation == nullptr) return {};
+  return *reservation;
+}
+
 bool isExcludedNamespace(const PlacerSettings& settings, std::string_view ns) {
   if (!settings.ownNamespace.empty() && ns == settings.ownNamespace) return true;
   return std::find(settings.excludedNamespaces.begin(), settings.excludedNamespaces.end(), ns) !=
@@ -244,6 +270,80 @@ std::string base64Encode(std::string_view bytes) {
   return out;
 }
 
+namespace {
+
+// Called again (reinvocationPolicy: IfNeeded) for a pod placer assigned,
+// after another webhook changed it: scheduling gates added take it back from
+// the node (kube-scheduler places it once they are gone); otherwise it is
+// checked as it is now against the node it holds, and moved (`replace`) when
+// it no longer fits there, or handed to kube-scheduler when it fits nowhere.
+AdmissionAnswer reinvoked(Pod pod, const std::string& key, const std::string& apiVersion, const AdmissionInput& input,
+                          AdmissionAnswer& answer) {
+  const std::string held = pod.nodeName;
+  pod.nodeName.clear();  // the node it holds is checked as any other
+  LocalReservationBook book(input.engine, input.state);
+  auto respond = [&](AdmissionOutcome outcome, std::string reason, const std::string* patch) {
+    answer.outcome = outcome;
+    answer.reason = std::move(reason);
+    answer.body = reviewResponse(apiVersion, answer.uid, patch);
+    return answer;
+  };
+  // Back to kube-scheduler: no nodeName, none of placer's assignment annotations.
+  auto unassign = [&](std::string why) {
+    if (!answer.dryRun) book.release(key);
+    std::string patch = "[";
+    patchOperation(patch, "remove", "/spec/nodeName");
+    for (std::string_view annotation : {kAssignedNodeAnnotation, kReservationAnnotation, kScoreAnnotation})
+      if (findLabel(pod.annotations, annotation) != nullptr) patchOperation(patch, "remove", annotationPath(annotation));
+    const std::string summary = summarize(why);
+    const std::string_view value = summary;
+    patchOperation(patch, "add", annotationPath(kUnassignedReasonAnnotation), &value);
+    patch += ']';
+    return std::pair(std::move(why), std::move(patch));
+  };
+  if (pod.schedulingGates > 0) {
+    auto [why, patch] = unassign("pod has scheduling gates (added after placer assigned node " + held + ")");
+    return respond(AdmissionOutcome::Fallback, why, &patch);
+  }
+  if (!input.viewSynced) return respond(AdmissionOutcome::Skipped, "reinvoked: cluster view not synced", nullptr);
+  Placement p = book.recheck(pod, held, key, input.now + input.settings.reservationTtl, !answer.dryRun);
+  answer.nodeCount = p.nodeCount;
+  answer.feasibleCount = p.feasibleCount;
+  answer.accounting = p.accounting;
+  if (p.outcome == Placement::Outcome::Refused)
+    return respond(AdmissionOutcome::Skipped, "reinvoked: spec.nodeName already set (" + p.reason + ")", nullptr);
+  answer.reserved = p.outcome == Placement::Outcome::Reserved;
+  if (answer.reserved) answer.reservation = key;
+  if (p.node == held) {
+    answer.node = held;
+    return respond(AdmissionOutcome::Skipped, "reinvoked: still fits node " + held, nullptr);
+  }
+  if (p.node.empty()) {
+    auto [why, patch] = unassign(p.reason);
+    if (!input.settings.fallbackSchedulerName.empty()) {
+      patch.pop_back();
+      const std::string_view scheduler = input.settings.fallbackSchedulerName;
+      patchOperation(patch, "replace", "/spec/schedulerName", &scheduler);
+      patch += ']';
+    }
+    return respond(AdmissionOutcome::Fallback, why, &patch);
+  }
+  answer.node = p.node;
+  answer.score = p.score;
+  const std::string score = std::to_string(p.score);
+  const std::string_view node = p.node;
+  const std::string_view scoreValue = score;
+  std::string patch = "[";
+  patchOperation(patch, "replace", "/spec/nodeName", &node);
+  patchOperation(patch, "replace", annotationPath(kAssignedNodeAnnotation), &node);
+  patchOperation(patch, findLabel(pod.annotations, kScoreAnnotation) ? "replace" : "add", annotationPath(kScoreAnnotation),
+                 &scoreValue);
+  patch += ']';
+  return respond(AdmissionOutcome::Assigned, "reinvoked: no longer fits node " + held + ", moved", &patch);
+}
+
+}  // namespace
+
 AdmissionAnswer reviewAdmission(std::string_view body, const AdmissionInput& input) {
   // Only what the review and decodePod read is built; the rest of the ~4 KB
   // body (managedFields, env, probes, oldObject, userInfo, ...) is stepped over.
@@ -313,6 +413,8 @@ AdmissionAnswer reviewAdmissionDocument(const json& review, const AdmissionInput
     answer.pod = pod.key();
     if (isExcludedNamespace(input.settings, pod.namespace_))
       return allowUntouched(AdmissionOutcome::Skipped, "namespace " + pod.namespace_ + " is excluded");
+    if (std::string key = ownReservation(pod); !key.empty())
+      return reinvoked(pod, key, apiVersion, input, answer);
     if (std::string why = skipReason(pod, input.settings); !why.empty())
       return allowUntouched(AdmissionOutcome::Skipped, std::move(why));
     if (!input.viewSynced) return allowUntouched(AdmissionOutcome::Error, "cluster view not synced yet");
@@ -324,6 +426,8 @@ AdmissionAnswer reviewAdmissionDocument(const json& review, const AdmissionInput
     answer.nodeCount = placement.nodeCount;
     answer.feasibleCount = placement.feasibleCount;
     answer.reserved = placement.outcome == Placement::Outcome::Reserved;
+    answer.accounting = placement.accounting;
+    if (answer.reserved) answer.reservation = answer.uid;
     if (placement.outcome == Placement::Outcome::Refused) return allowUntouched(AdmissionOutcome::Error, placement.reason);
     answer.node = placement.node;
     answer.score = placement.score;

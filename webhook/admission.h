@@ -22,6 +22,7 @@
 #include "scoring/cluster_state.h"
 #include "scoring/config.h"
 #include "scoring/engine.h"
+#include "scoring/placement.h"
 
 namespace placer {
 
@@ -68,6 +69,9 @@ struct AdmissionAnswer {
   size_t nodeCount = 0;
   bool dryRun = false;
   bool reserved = false;
+  std::string reservation;  // the reservation's id when reserved: request.uid, or the first call's when reinvoked
+  // The chosen node's accounting when the reservation was made (reserved only).
+  Placement::NodeAccounting accounting;
 };
 
 // `body` is the raw request body.

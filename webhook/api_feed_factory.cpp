@@ -5,7 +5,9 @@
 namespace placer {
 
 Result<std::unique_ptr<ClusterFeed>> makeApiFeed(const ApiFeedOptions& options) {
-  return kube::makeKubeFeed(options.kubeconfigPath, options.metrics);
+  kube::KubeFeedOptions feedOptions;
+  feedOptions.podObserver = options.podObserver;
+  return kube::makeKubeFeed(options.kubeconfigPath, options.metrics, std::move(feedOptions));
 }
 
 }  // namespace placer

@@ -24,6 +24,16 @@ namespace placer {
 
 class MetricsRegistry;
 
+// Sees every pod a live feed decodes (listed or delivered by the watch, also
+// the last state of one that leaves it: deleted, or turned terminal), on
+// the feed's threads, before the view applies it. Must be quick and must not
+// block: it runs inside the watch's loop. Safe to call from several threads.
+class PodObserver {
+ public:
+  virtual ~PodObserver() = default;
+  virtual void observed(const Pod& pod) = 0;
+};
+
 class ClusterFeed {
  public:
   virtual ~ClusterFeed() = default;
@@ -65,6 +75,7 @@ std::unique_ptr<ClusterFeed> makeDemoFeed();
 struct ApiFeedOptions {
   std::string kubeconfigPath;     // empty: in-cluster credentials
   MetricsRegistry* metrics = nullptr;  // may be null; outlives the feed
+  PodObserver* podObserver = nullptr;  // may be null; outlives the feed
 };
 Result<std::unique_ptr<ClusterFeed>> makeApiFeed(const ApiFeedOptions& options);
 

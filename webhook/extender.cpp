@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "scoring/placement.h"
 #include "webhook/json_text.h"
 #include "webhook/kube/json_stream.h"
 #include "webhook/log.h"
@@ -773,6 +774,41 @@ HttpResponse extenderPrioritize(const ExtenderContext& context, std::string_view
   });
 }
 
+namespace {
+
+// Binds a pod after reserving it on the node, as an admission reserves
+// (scoring/placement.h): the pod as the API server holds it now, every filter
+// on that node against the view and its reservations. A pod that no longer
+// fits is not bound (kube-scheduler tries again). The reservation ends when
+// the watch shows the pod bound, or here when binding fails. The error text,
+// empty when bound.
+std::string bindReserved(const ExtenderContext& context, const std::string& ns, const std::string& name,
+                         const std::string& uid, const std::string& node) {
+  if (!context.binder) return "placer: binding is not configured (no API server connection)";
+  std::string key;
+  if (viewSynced(context)) {
+    auto pod = context.binder->getPod(ns, name);
+    if (!pod) return "placer: reading pod " + ns + "/" + name + ": " + pod.error().message;
+    if (!uid.empty() && pod->uid != uid)
+      return "placer: pod " + ns + "/" + name + " is not the one scheduled (uid " + pod->uid + ", expected " + uid + ")";
+    if (pod->nodeName.empty() && !pod->uid.empty()) {
+      LocalReservationBook book(*context.engine, *context.state);
+      key = bindReservationId(pod->uid);
+      Placement p = book.reserveOn(*pod, node, key, std::chrono::steady_clock::now() + context.reservationTtl);
+      if (p.outcome == Placement::Outcome::Refused)
+        return "placer: pod " + ns + "/" + name + " no longer fits node " + node + ": " + p.reason;
+      if (p.outcome != Placement::Outcome::Reserved) key.clear();  // a node placer does not know: nothing to race
+    }
+  }
+  if (Outcome bound = context.binder->bind(ns, name, uid, node); !bound) {
+    if (!key.empty()) context.state->update([&](MutableClusterView& view) { view.release(key); });
+    return bound.error().message;
+  }
+  return {};
+}
+
+}  // namespace
+
 HttpResponse extenderBind(const ExtenderContext& context, std::string_view body) {
   // The same nesting limit as every other verb's decoder (no stack exhaustion).
   auto parsed = kube::parseFiltered(body, kube::keepEverything());
@@ -794,12 +830,7 @@ HttpResponse extenderBind(const ExtenderContext& context, std::string_view body)
   if (name->empty()) return badRequest("ExtenderBindingArgs.PodName: required");
   if (node->empty()) return badRequest("ExtenderBindingArgs.Node: required");
 
-  std::string error;
-  if (!context.binder) {
-    error = "placer: binding is not configured (no API server connection)";
-  } else if (Outcome bound = context.binder->bind(*ns, *name, *uid, *node); !bound) {
-    error = bound.error().message;
-  }
+  std::string error = bindReserved(context, *ns, *name, *uid, *node);
   logEvent(error.empty() ? LogLevel::Info : LogLevel::Warning, "extender bind",
            {{"pod", *ns + "/" + *name}, {"node", *node}, {"error", error}});
   std::string out = "{\"Error\":";

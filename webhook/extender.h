@@ -5,7 +5,11 @@
 //   POST /filter          ExtenderArgs -> ExtenderFilterResult
 //   POST /filter_onlyone  the same, answering only the best node (placer alone decides)
 //   POST /prioritize      ExtenderArgs -> HostPriorityList (scores 0..10)
-//   POST /bind            ExtenderBindingArgs -> ExtenderBindingResult
+//   POST /bind            ExtenderBindingArgs -> ExtenderBindingResult; the pod is read
+//                         from the API server and reserved on the node (when every filter
+//                         still passes there) before the Binding is created, so a concurrent
+//                         admission cannot take the same capacity; released when the watch
+//                         shows the pod bound, or at once when binding fails
 //   POST /preempt         ExtenderPreemptionArgs -> ExtenderPreemptionResult
 //
 // Wire format: the Go structs carry no json tags, so keys are the Go field
@@ -26,6 +30,7 @@
 //
 // Thread-safety: the handlers run concurrently on the listener's workers.
 
+#include <chrono>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -42,12 +47,14 @@ namespace placer {
 
 // Creates a v1 Binding for a pod (pods/binding), with the pod's uid as the
 // precondition. The error text is the API server's message (already assigned,
-// not found, ...). Safe to call from several threads.
+// not found, ...). getPod reads the pod as it is now (what /bind reserves
+// for). Safe to call from several threads.
 class PodBinder {
  public:
   virtual ~PodBinder() = default;
   virtual Outcome bind(const std::string& podNamespace, const std::string& podName, const std::string& podUid,
                        const std::string& nodeName) = 0;
+  virtual Result<Pod> getPod(const std::string& podNamespace, const std::string& podName) = 0;
 };
 
 // A binder over the API server: kubeconfig, or in-cluster credentials when
@@ -60,6 +67,8 @@ struct ExtenderContext {
   const ClusterFeed* feed = nullptr;  // null: the view counts as synced
   PodBinder* binder = nullptr;        // null: /bind answers an Error
   MetricsRegistry* metrics = nullptr; // outlives the routes
+  // How long /bind's reservation waits for the watch to show the pod bound.
+  std::chrono::milliseconds reservationTtl{30000};
 };
 
 std::vector<Route> extenderRoutes(const ExtenderContext& context);

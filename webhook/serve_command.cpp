@@ -10,6 +10,7 @@
 #include <fstream>
 #include <pthread.h>
 #include <sys/resource.h>
+#include <unistd.h>
 #include <string>
 #include <string_view>
 
@@ -22,6 +23,7 @@
 #include "webhook/cluster_feed.h"
 #include "webhook/demo_cluster.h"
 #include "webhook/extender.h"
+#include "webhook/kube/event_recorder.h"
 #include "webhook/http_server.h"
 #include "webhook/log.h"
 #include "webhook/metrics.h"
@@ -198,6 +200,7 @@ Result<std::unique_ptr<HttpServer>> startExtender(const PlacerSettings& settings
   context.feed = webhook.feed;
   context.metrics = webhook.metrics;
   context.binder = binder.get();
+  context.reservationTtl = settings.reservationTtl;
   options.routes = extenderRoutes(context);
   auto server = HttpServer::start(std::move(options));
   if (!server) return Error{"extender: " + server.error().message};
@@ -243,6 +246,15 @@ void printDemo(const DemoFiles& demo, const std::string& listen, uint16_t port, 
   out += "Metrics: curl -s --cacert " + ca + " " + url + "/metrics\n";
   std::fputs(out.c_str(), stdout);
   std::fflush(stdout);
+}
+
+// The Events' reportingInstance: the placer pod's name (POD_NAME, from the
+// downward API), else the host name, which is the pod's name in a cluster.
+std::string reportingInstance() {
+  if (const char* name = std::getenv("POD_NAME"); name != nullptr && *name != '\0') return name;
+  char host[256] = {};
+  if (gethostname(host, sizeof host - 1) == 0 && host[0] != '\0') return host;
+  return "placer";
 }
 
 int fail(std::string_view what) {
@@ -322,13 +334,21 @@ int runServe(int argc, char** argv) {
   registerCertificateExpiry(metrics, *certificate, "webhook");
 
   // The cluster view and where it comes from.
+  // On a live cluster, what becomes of placed pods is followed through the
+  // pod watch: kubelet rejections, and the Events that tell about decisions.
+  std::unique_ptr<kube::ApiEventRecorder> events;
+  std::unique_ptr<PlacedPods> placed;
   std::unique_ptr<ClusterFeed> feed;
   if (args->demo) {
     feed = makeDemoFeed();
   } else if (!args->clusterFile.empty()) {
     feed = makeSnapshotFeed(args->clusterFile);
   } else {
-    auto api = makeApiFeed(ApiFeedOptions{args->kubeconfig, &metrics});
+    auto recorder = kube::makeApiEventRecorder(args->kubeconfig, metrics, {.reportingInstance = reportingInstance()});
+    if (!recorder) return fail(recorder.error().message);
+    events = std::move(*recorder);
+    placed = std::make_unique<PlacedPods>(metrics, events.get());
+    auto api = makeApiFeed(ApiFeedOptions{args->kubeconfig, &metrics, placed.get()});
     if (!api) return fail(api.error().message);
     feed = std::move(*api);
   }
@@ -342,6 +362,7 @@ int runServe(int argc, char** argv) {
   context.settings = settings;
   context.feed = feed.get();
   context.metrics = &metrics;
+  context.placed = placed.get();
 
   ReservationSweeper sweeper(state, metrics, context.clock);
   sweeper.start(std::chrono::seconds(1));
@@ -404,6 +425,7 @@ int runServe(int argc, char** argv) {
   if (extenderCertificate) extenderCertificate->stopPolling();
   sweeper.stop();
   feed->stop();
+  if (events) events->stop();
   certificate->stopPolling();
   if (demo) {
     // The printed commands' files go with the server they talk to.

@@ -45,6 +45,12 @@ struct MutateRoute {
     }
     metrics.outcomes[int(answer.outcome)]->inc();
     metrics.latency->observe(seconds);
+    if (context.placed != nullptr && !answer.dryRun) {
+      if (answer.outcome == AdmissionOutcome::Assigned && answer.reserved)
+        context.placed->assigned(answer.reservation, answer.pod, answer.node, answer.accounting);
+      else if (answer.outcome == AdmissionOutcome::Fallback)
+        context.placed->declined(answer.pod, summarize(answer.reason));
+    }
 
     // One line per decision, fields in the order a JSON object sorts them.
     std::string fields;
@@ -87,13 +93,19 @@ std::vector<Route> webhookRoutes(const WebhookContext& context) {
   Gauge& pods = m.gauge("placer_pods_in_view", "Bound pods counted in placer's view of the cluster.");
   Gauge& reservations = m.gauge("placer_reservations_active", "Reservations waiting for their pod to appear.");
   Gauge& synced = m.gauge("placer_view_synced", "1 when the cluster view is complete, else 0.");
+  Gauge& nominated = m.gauge("placer_nominated_pods",
+                             "Pending pods nominated to a node by preemption (status.nominatedNodeName), counted there "
+                             "for pods of lower or equal priority.");
   ClusterState* state = context.state;
   const ClusterFeed* feed = context.feed;
-  m.addCollector([=, &nodes, &pods, &reservations, &synced] {
+  m.addCollector([=, &nodes, &pods, &reservations, &synced, &nominated] {
     state->update([&](MutableClusterView& view) {
       nodes.set(double(view.nodes().size()));
       pods.set(double(view.podCount()));
       reservations.set(double(view.reservationCount()));
+      size_t nominees = 0;
+      for (const auto& [node, list] : view.nominatedPods()) nominees += list.size();
+      nominated.set(double(nominees));
     });
     synced.set(feed == nullptr || feed->synced() ? 1 : 0);
   });

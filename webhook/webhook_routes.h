@@ -21,6 +21,7 @@
 #include "webhook/cluster_feed.h"
 #include "webhook/http_server.h"
 #include "webhook/metrics.h"
+#include "webhook/placed_pods.h"
 
 namespace placer {
 
@@ -33,6 +34,7 @@ struct WebhookContext {
   const ClusterFeed* feed = nullptr;  // null: the view counts as synced
   MetricsRegistry* metrics = nullptr; // outlives the routes
   SteadyClock clock = [] { return std::chrono::steady_clock::now(); };
+  PlacedPods* placed = nullptr;  // null: decisions are not followed (no Events, rejections not tied to them)
 };
 
 // Registers the view gauges (nodes, pods, reservations, synced) as a collector

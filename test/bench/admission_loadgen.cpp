@@ -35,6 +35,13 @@
 // engine's default; 0: none, every decision computes every node), for an A/B
 // of the cache in one binary.
 //
+// --events 1 follows every decision as `placer serve` does on a live cluster
+// (PlacedPods records it) and, as the pods "appear" (a thread hands each
+// admitted request's pod, with its reservation annotation, to the observer),
+// queues its Scheduled Event for an Events API that refuses connections
+// (127.0.0.1:1): the recorder backs off and drops, as it would during an
+// outage. The A/B against --events 0 is what the Event machinery costs admission.
+//
 // --dry-run 1 sends dryRun reviews: the same decisions, nothing reserved, so
 // the difference to a normal run is what reserving costs (locks included).
 //
@@ -84,7 +91,9 @@
 #include "test/support/cluster_generator.h"
 #include "test/support/http_test_client.h"
 #include "webhook/http_server.h"
+#include "webhook/kube/event_recorder.h"
 #include "webhook/kube/kube_feed.h"
+#include "webhook/placed_pods.h"
 #include "webhook/log.h"
 #include "webhook/metrics.h"
 #include "webhook/serving_certificate.h"
@@ -109,6 +118,7 @@ struct Options {
   double watchRate = 0;  // > 0: pod MODIFIED events applied to the view per second meanwhile
   size_t decisionCache = Engine::kDefaultCacheCapacity;
   int shape = -1;  // --shape N: only pending pods of shape N (index % kPendingShapes); -1: the mix
+  bool events = false;  // --events 1: decisions followed (PlacedPods) and told as Events to a failing Events API
   int connections = 0;  // idle keep-alive connections held open during the run
   int slowloris = 0;    // connections sending their headers a byte at a time
   int slowlorisIntervalMs = 100;
@@ -428,6 +438,7 @@ int main(int argc, char** argv) {
     else if (a == "--profile") o.profile = v;
     else if (a == "--dry-run") o.dryRun = v == "1" || v == "true";
     else if (a == "--watch-rate") o.watchRate = std::stod(v);
+    else if (a == "--events") o.events = v == "1";
     else if (a == "--decision-cache") o.decisionCache = std::stoul(v);
     else if (a == "--shape") o.shape = std::stoi(v);
     else if (a == "--connections") o.connections = std::stoi(v);
@@ -492,6 +503,22 @@ int main(int argc, char** argv) {
   context.state = &state;
   context.settings = config->settings;
   context.metrics = &metrics;
+  std::unique_ptr<kube::ApiEventRecorder> recorder;
+  std::unique_ptr<PlacedPods> placed;
+  if (o.events) {
+    kube::KubeConfig failing;
+    failing.server = "https://127.0.0.1:1";  // nothing listens: every Event fails, backs off, is dropped
+    failing.token = "loadgen";
+    auto client = kube::ApiClient::create(failing);
+    if (!client) {
+      std::fprintf(stderr, "%s\n", client.error().message.c_str());
+      return 1;
+    }
+    recorder = std::make_unique<kube::ApiEventRecorder>(std::move(*client), metrics,
+                                                        kube::ApiEventRecorder::Options{.reportingInstance = "loadgen"});
+    placed = std::make_unique<PlacedPods>(metrics, recorder.get());
+    context.placed = placed.get();
+  }
 
   ListenerOptions listener;
   listener.name = "loadgen";
@@ -586,9 +613,36 @@ int main(int argc, char** argv) {
         }
       });
     }
+    // --events 1: each admitted pod "appears" (as the watch would show it) once its review was sent.
+    std::thread appear;
+    uint64_t appeared = 1;
+    if (placed) {
+      appear = std::thread([&] {
+        while (!watchDone.load()) {
+          const uint64_t sent = uids.load();
+          if (appeared + 1 >= sent) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+            continue;
+          }
+          for (; appeared + 1 < sent; ++appeared) {
+            char uid[40];
+            std::snprintf(uid, sizeof uid, "%08llx-0000-4000-8000-%012llx", (unsigned long long)(appeared >> 32),
+                          (unsigned long long)(appeared & 0xffffffffffffULL));
+            Pod pod;
+            pod.namespace_ = "loadgen";
+            pod.name = "pod-" + std::to_string(appeared);
+            pod.uid = uid;
+            pod.nodeName = "node";
+            pod.annotations = {{"placer.io/assigned-node", "node"}, {"placer.io/reservation", uid}};
+            placed->observed(pod);
+          }
+        }
+      });
+    }
     PhaseResult mutate = runPhase("/mutate", (*server)->port(), ca->certificatePem, payloads, o, uids);
     watchDone = true;
     if (watch.joinable()) watch.join();
+    if (appear.joinable()) appear.join();
     report(mutate);
     if (o.watchRate > 0)
       std::printf("  watch: %zu pod events applied meanwhile (%.0f/s)\n", watchEvents, double(watchEvents) / mutate.seconds);
@@ -602,6 +656,16 @@ int main(int argc, char** argv) {
       std::printf("  %s=%s", outcome, count.c_str());
     }
     std::printf("  (%.0f assignments/s)\n", assigned / mutate.seconds);
+    if (placed) {
+      auto series = [&](const std::string& key) {
+        size_t at = m.find("\n" + key + " ");
+        return at == std::string::npos ? std::string("0") : m.substr(at + key.size() + 2, m.find('\n', at + 1) - at - key.size() - 2);
+      };
+      std::printf("  events: %llu pods appeared; sent=%s dropped queue_full=%s retries_exhausted=%s\n",
+                  (unsigned long long)appeared, series("placer_events_sent_total").c_str(),
+                  series("placer_events_dropped_total{reason=\"queue_full\"}").c_str(),
+                  series("placer_events_dropped_total{reason=\"retries_exhausted\"}").c_str());
+    }
     if (const DecisionCache* cache = context.engine->cache()) {
       const DecisionCache::Stats stats = cache->stats();
       std::printf("  decision cache: hits=%llu misses=%llu bypassed=%llu\n", (unsigned long long)stats.hits,

@@ -1,6 +1,8 @@
 #include "test/fakeapi/admission.h"
 
+#include <algorithm>
 #include <chrono>
+#include <random>
 #include <ctime>
 
 #include "test/fakeapi/api_status.h"
@@ -451,26 +453,36 @@ Result<std::string> base64Decode(std::string_view text) {
   return out;
 }
 
-std::optional<AdmissionRefusal> runMutatingWebhooks(const std::vector<MutatingWebhook>& webhooks, json& pod,
-                                                    const AdmissionRequestContext& request,
-                                                    std::atomic<uint64_t>& calls) {
-  for (const MutatingWebhook& hook : webhooks) {
-    std::string selectorError;
-    if (!isPodLabelsMatch(hook.namespaceSelector, request.namespaceLabels, selectorError)) {
-      if (!selectorError.empty()) return AdmissionRefusal{500, internalError(selectorError)};
-      continue;
-    }
-    if (!isPodLabelsMatch(hook.objectSelector, podLabels(pod), selectorError)) {
-      if (!selectorError.empty()) return AdmissionRefusal{500, internalError(selectorError)};
-      continue;
-    }
+namespace {
 
+// One webhook call (callAttrMutatingHook): the pod is patched in place.
+// The refusal when the create must fail; otherwise whether the pod changed.
+struct HookResult {
+  std::optional<AdmissionRefusal> refusal;
+  bool changed = false;
+  bool called = false;
+};
+
+HookResult callMutatingHook(const MutatingWebhook& hook, json& pod, const AdmissionRequestContext& request,
+                            std::atomic<uint64_t>& calls) {
+  auto refuse = [](AdmissionRefusal r) { return HookResult{std::move(r), false, false}; };
+  std::string selectorError;
+  if (!isPodLabelsMatch(hook.namespaceSelector, request.namespaceLabels, selectorError)) {
+    if (!selectorError.empty()) return refuse(AdmissionRefusal{500, internalError(selectorError)});
+    return {};
+  }
+  if (!isPodLabelsMatch(hook.objectSelector, podLabels(pod), selectorError)) {
+    if (!selectorError.empty()) return refuse(AdmissionRefusal{500, internalError(selectorError)});
+    return {};
+  }
+  HookResult called;
+  called.called = true;
     const std::string url =
         hook.url + (hook.url.find('?') == std::string::npos ? "?" : "&") + "timeout=" +
         std::to_string(hook.timeoutSeconds) + "s";
-    auto callFailed = [&](const std::string& why) -> std::optional<AdmissionRefusal> {
+    auto callFailed = [&](const std::string& why) -> std::optional<HookResult> {
       if (hook.failurePolicy == MutatingWebhook::FailurePolicy::Ignore) return std::nullopt;
-      return AdmissionRefusal{500, internalError("failed calling webhook \"" + hook.name + "\": " + why)};
+      return refuse(AdmissionRefusal{500, internalError("failed calling webhook \"" + hook.name + "\": " + why)});
     };
 
     json req = {{"uid", request.requestUid},
@@ -493,21 +505,21 @@ std::optional<AdmissionRefusal> runMutatingWebhooks(const std::vector<MutatingWe
                                  {{"Content-Type", "application/json"}, {"Accept", "application/json, */*"}},
                                  review.dump(), std::chrono::seconds(hook.timeoutSeconds));
     if (!response) {
-      if (auto r = callFailed("failed to call webhook: Post \"" + url + "\": " + response.error().message)) return r;
-      continue;
+      if (auto r = callFailed("failed to call webhook: Post \"" + url + "\": " + response.error().message)) return *r;
+      return called;
     }
     if (response->status < 200 || response->status >= 300) {
       if (auto r = callFailed("failed to call webhook: the server responded with the status code " +
                               std::to_string(response->status) + " but did not return more information"))
-        return r;
-      continue;
+        return *r;
+      return called;
     }
     json answer;
     try {
       answer = json::parse(response->body);
     } catch (const std::exception& e) {
-      if (auto r = callFailed("failed to call webhook: " + std::string(e.what()))) return r;
-      continue;
+      if (auto r = callFailed("failed to call webhook: " + std::string(e.what()))) return *r;
+      return called;
     }
     // Keys are matched case-sensitively, as the API server's decoder does.
     std::string invalidWhy;
@@ -526,8 +538,8 @@ std::optional<AdmissionRefusal> runMutatingWebhooks(const std::vector<MutatingWe
       if (uid != request.requestUid) invalidWhy = "expected response.uid=\"" + request.requestUid + "\", got \"" + uid + "\"";
     }
     if (!invalidWhy.empty()) {
-      if (auto r = callFailed("received invalid webhook response: " + invalidWhy)) return r;
-      continue;
+      if (auto r = callFailed("received invalid webhook response: " + invalidWhy)) return *r;
+      return called;
     }
     const bool allowed = result->contains("allowed") && (*result)["allowed"].is_boolean() &&
                          (*result)["allowed"].get<bool>();
@@ -538,47 +550,83 @@ std::optional<AdmissionRefusal> runMutatingWebhooks(const std::vector<MutatingWe
       std::string message = st.is_object() ? st.value("message", "") : "";
       std::string text = "admission webhook \"" + hook.name + "\" denied the request" +
                          (message.empty() ? std::string(" without explanation") : ": " + message);
-      return AdmissionRefusal{code, statusFailure(code, st.is_object() ? st.value("reason", "") : "", text)};
+      return refuse(AdmissionRefusal{code, statusFailure(code, st.is_object() ? st.value("reason", "") : "", text)});
     }
     const bool hasPatch = result->contains("patch") && !(*result)["patch"].is_null();
     const bool hasPatchType = result->contains("patchType") && !(*result)["patchType"].is_null();
     if (hasPatch != hasPatchType) {
       if (auto r = callFailed(std::string("received invalid webhook response: webhook returned response.") +
                               (hasPatch ? "patch but not response.patchType" : "patchType but not response.patch")))
-        return r;
-      continue;
+        return *r;
+      return called;
     }
-    if (!hasPatch) continue;
+    if (!hasPatch) return called;
     if ((*result)["patchType"] != "JSONPatch") {
       if (auto r = callFailed("received invalid webhook response: webhook returned invalid response.patchType of " +
                               (*result)["patchType"].dump()))
-        return r;
-      continue;
+        return *r;
+      return called;
     }
     if (!(*result)["patch"].is_string()) {
-      if (auto r = callFailed("failed to call webhook: response.patch: illegal base64 data")) return r;
-      continue;
+      if (auto r = callFailed("failed to call webhook: response.patch: illegal base64 data")) return *r;
+      return called;
     }
     auto patchBytes = base64Decode((*result)["patch"].get<std::string>());
     if (!patchBytes) {
-      if (auto r = callFailed("failed to call webhook: " + patchBytes.error().message)) return r;
-      continue;
+      if (auto r = callFailed("failed to call webhook: " + patchBytes.error().message)) return *r;
+      return called;
     }
     // From here on a failure is not a call failure: failurePolicy does not apply.
     json patch;
     try {
       patch = json::parse(*patchBytes);
     } catch (const std::exception& e) {
-      return AdmissionRefusal{500, internalError(e.what())};
+      return refuse(AdmissionRefusal{500, internalError(e.what())});
     }
     auto patched = applyJsonPatch(pod, patch);
-    if (!patched) return AdmissionRefusal{500, internalError(patched.error().message)};
+    if (!patched) return refuse(AdmissionRefusal{500, internalError(patched.error().message)});
     if (!patched->is_object() || !patched->contains("metadata") || !(*patched)["metadata"].is_object() ||
         !(!patched->contains("spec") || (*patched)["spec"].is_object()))
-      return AdmissionRefusal{500, internalError("patched object is not a valid Pod")};
+      return refuse(AdmissionRefusal{500, internalError("patched object is not a valid Pod")});
+    called.changed = *patched != pod;
     pod = std::move(*patched);
-  }
-  return std::nullopt;
+  return called;
+}
+
+}  // namespace
+
+std::optional<AdmissionRefusal> runMutatingWebhooks(const std::vector<MutatingWebhook>& webhooks, json& pod,
+                                                    const AdmissionRequestContext& request,
+                                                    std::atomic<uint64_t>& calls) {
+  // The dispatcher's reinvocation bookkeeping (webhookReinvokeContext): a
+  // change makes every IfNeeded webhook called before it due again.
+  std::vector<size_t> previouslyInvoked;
+  std::vector<char> reinvoke(webhooks.size(), 0);
+  bool anyReinvoke = false;
+  auto pass = [&](bool reinvocation) -> std::optional<AdmissionRefusal> {
+    for (size_t i = 0; i < webhooks.size(); ++i) {
+      const MutatingWebhook& hook = webhooks[i];
+      if (reinvocation && !reinvoke[i]) continue;
+      AdmissionRequestContext call = request;
+      if (reinvocation) {
+        std::mt19937_64 rng(std::random_device{}());
+        call.requestUid = randomUid(rng);
+      }
+      HookResult r = callMutatingHook(hook, pod, call, calls);
+      if (r.refusal) return r.refusal;
+      if (!r.called) continue;
+      if (r.changed) {
+        for (size_t j : previouslyInvoked) reinvoke[j] = 1;
+        previouslyInvoked.clear();
+        anyReinvoke = true;
+      }
+      if (hook.reinvocationPolicy == MutatingWebhook::Reinvocation::IfNeeded) previouslyInvoked.push_back(i);
+    }
+    return std::nullopt;
+  };
+  if (auto refused = pass(false)) return refused;
+  if (!anyReinvoke || std::none_of(reinvoke.begin(), reinvoke.end(), [](char c) { return c != 0; })) return std::nullopt;
+  return pass(true);
 }
 
 }  // namespace placer::fakeapi

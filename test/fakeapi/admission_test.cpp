@@ -321,5 +321,68 @@ TEST(Base64, RoundTripsAndRejectsGarbage) {
   EXPECT_FALSE(base64Decode("abc").ok());
 }
 
+// reinvocationPolicy: IfNeeded, as upstream's dispatcher: a webhook called
+// before a later one changed the pod is called once more, with a request uid
+// of its own and the pod as it is then; a webhook that changed nothing, or
+// one with policy Never, is not.
+TEST_F(AdmissionTest, IfNeededWebhooksAreCalledAgainAfterALaterChange) {
+  struct Case {
+    std::string name;
+    MutatingWebhook::Reinvocation firstPolicy;
+    bool secondChanges;
+    size_t firstCalls;
+  };
+  const std::vector<Case> cases = {
+      {"IfNeededAndChangedLater", MutatingWebhook::Reinvocation::IfNeeded, true, 2},
+      {"IfNeededNothingChangedLater", MutatingWebhook::Reinvocation::IfNeeded, false, 1},
+      {"NeverIsNotCalledAgain", MutatingWebhook::Reinvocation::Never, true, 1},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    auto first = TestWebhook::start([](const json& review) { return TestWebhook::allow(review, kAssignPatch); });
+    ASSERT_TRUE(first.ok());
+    const bool changes = c.secondChanges;
+    auto second = TestWebhook::start([changes](const json& review) {
+      if (!changes) return TestWebhook::allow(review);
+      return TestWebhook::allow(
+          review, json::array({{{"op", "add"}, {"path", "/metadata/labels/injected"}, {"value", "yes"}}}));
+    });
+    ASSERT_TRUE(second.ok());
+    MutatingWebhook a;
+    a.name = "first.example.com";
+    a.url = (*first)->url();
+    a.caBundlePem = (*first)->caPem();
+    a.reinvocationPolicy = c.firstPolicy;
+    MutatingWebhook b;
+    b.name = "second.example.com";
+    b.url = (*second)->url();
+    b.caBundlePem = (*second)->caPem();
+    server->setMutatingWebhooks({a, b});
+    auto created = postPod(generateNamePod(json{{"app", "web"}}));
+    ASSERT_EQ(created.code, 201) << created.body.dump();
+    auto calls = (*first)->received();
+    ASSERT_EQ(calls.size(), c.firstCalls);
+    EXPECT_EQ((*second)->received().size(), 1u);
+    if (calls.size() == 2) {
+      EXPECT_NE(calls[0].review["request"]["uid"], calls[1].review["request"]["uid"]);
+      // The second call sees the pod as the later webhook left it, its own patch applied.
+      EXPECT_EQ(calls[1].review["request"]["object"]["metadata"]["labels"]["injected"], "yes");
+      EXPECT_EQ(calls[1].review["request"]["object"]["spec"]["nodeName"], "node-7");
+    }
+  }
+}
+
+// Validation after the webhooks: a pod cannot name its node while it has scheduling gates.
+TEST_F(AdmissionTest, ANodeNameWithSchedulingGatesIsRefused) {
+  json pod = generateNamePod();
+  pod["spec"]["nodeName"] = "node-7";
+  pod["spec"]["schedulingGates"] = json::array({{{"name", "example.com/quota"}}});
+  auto created = postPod(pod);
+  EXPECT_EQ(created.code, 422);
+  EXPECT_NE(created.body.value("message", "").find("spec.nodeName: Forbidden: cannot be set until all schedulingGates have been cleared"),
+            std::string::npos)
+      << created.body.dump();
+}
+
 }  // namespace
 }  // namespace placer::fakeapi

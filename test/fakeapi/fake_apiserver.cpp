@@ -887,6 +887,11 @@ ApiResponse FakeApiServer::Impl::createPod(json pod, const std::string& urlNames
       spec["containers"].empty())
     return {422, invalid("Pod", pod["metadata"].value("name", pod["metadata"].value("generateName", "")),
                          "spec.containers", "Required value")};
+  // ValidatePodSpec: a pod with scheduling gates cannot name its node yet.
+  if (spec.contains("schedulingGates") && spec["schedulingGates"].is_array() && !spec["schedulingGates"].empty() &&
+      spec.contains("nodeName") && spec["nodeName"].is_string() && !spec["nodeName"].get<std::string>().empty())
+    return {422, invalid("Pod", pod["metadata"].value("name", pod["metadata"].value("generateName", "")),
+                         "spec.nodeName", "Forbidden: cannot be set until all schedulingGates have been cleared")};
 
   {
     std::lock_guard lock(mu_);  // for rng_

@@ -154,6 +154,11 @@ struct MutatingWebhook {
   nlohmann::json namespaceSelector;  // metav1.LabelSelector; null/empty matches everything
   nlohmann::json objectSelector;     // metav1.LabelSelector; null/empty matches everything
   int timeoutSeconds = 10;
+  // reinvocationPolicy: with IfNeeded, a webhook called before a later one
+  // changed the pod is called once more after the first pass, as upstream's
+  // dispatcher does (each call with a request uid of its own).
+  enum class Reinvocation { Never, IfNeeded };
+  Reinvocation reinvocationPolicy = Reinvocation::Never;
 };
 
 struct Options {

@@ -148,7 +148,7 @@ TEST_P(DeployTest, WebhookNeverBlocksPodCreation) {
     EXPECT_EQ(w["failurePolicy"], "Ignore");
     EXPECT_EQ(w["sideEffects"], "NoneOnDryRun");
     EXPECT_EQ(w["timeoutSeconds"], 2);
-    EXPECT_EQ(w["reinvocationPolicy"], "Never");
+    EXPECT_EQ(w["reinvocationPolicy"], "IfNeeded");
     EXPECT_EQ(w["admissionReviewVersions"], json::array({"v1"}));
     ASSERT_EQ(w["rules"].size(), 1u);
     EXPECT_EQ(w["rules"][0]["operations"], json::array({"CREATE"}));

@@ -29,6 +29,9 @@ class RefusingBinder final : public PodBinder {
                const std::string& nodeName) override {
     return Error{"refused binding " + podNamespace + "/" + podName + " (" + podUid + ") to " + nodeName};
   }
+  Result<Pod> getPod(const std::string& podNamespace, const std::string& podName) override {
+    return Error{"refused reading " + podNamespace + "/" + podName};
+  }
 };
 
 GeneratorParams clusterParams(int nodes) {

@@ -33,12 +33,13 @@ std::string podFields() {
   return std::string(
              "apiVersion,kind,"
              "metadata{name,namespace,uid,generateName,resourceVersion,labels,deletionTimestamp,"
-             "annotations{placer.io/reservation,placer.io/assigned-node,placer.io/score},"
+             "annotations{placer.io/reservation,placer.io/assigned-node,placer.io/score,placer.io/unassigned-reason},"
              "ownerReferences{apiVersion,kind,name,uid,controller}},"
              "spec{nodeName,schedulerName,nodeSelector,affinity,tolerations,topologySpreadConstraints,"
              "priority,schedulingGates,overhead,resources,volumes{name,persistentVolumeClaim,ephemeral},containers") +
          std::string(kContainerFields) + ",initContainers" + std::string(kContainerFields) +
          "},status{phase,conditions{type,reason},"  // in-place resize: PodResizePending
+         "nominatedNodeName,reason,message,"     // preemption; kubelet rejections
          "containerStatuses{name,allocatedResources,resources},"
          "initContainerStatuses{name,allocatedResources,resources}}";
 }

@@ -38,7 +38,8 @@ std::string metaString(const JsonValue& object, std::string_view key) {
 class Handler final : public StateHandler {
  public:
   enum class Kind { Node, Pod };
-  Handler(Kind kind, ClusterState& state) : kind_(kind), state_(state), applier_([this] { applyEvents(); }) {}
+  Handler(Kind kind, ClusterState& state, PodObserver* observer = nullptr)
+      : kind_(kind), state_(state), observer_(observer), applier_([this] { applyEvents(); }) {}
   ~Handler() override {
     {
       std::lock_guard lock(mutex_);
@@ -68,6 +69,7 @@ class Handler final : public StateHandler {
     } else {
       auto pod = decodePod(object);
       if (!pod) return decodeFailed(object, pod.error());
+      if (observer_) observer_->observed(*pod);
       pendingPods_.push_back(std::move(*pod));
       if (pendingPods_.size() >= kListBatch) flush();
     }
@@ -90,6 +92,7 @@ class Handler final : public StateHandler {
     } else {
       auto pod = decodePod(object);
       if (!pod) return decodeFailed(object, pod.error());
+      if (observer_) observer_->observed(*pod);
       event.key = podKey(*pod);
       event.pod = std::move(*pod);
     }
@@ -97,6 +100,10 @@ class Handler final : public StateHandler {
   }
 
   void deleted(const JsonValue& object) override {
+    // A pod turning Failed or Succeeded leaves the watch's field selector:
+    // its last state comes as a deletion, which the observer must see too.
+    if (observer_ != nullptr && kind_ == Kind::Pod)
+      if (auto pod = decodePod(object)) observer_->observed(*pod);
     Event event;
     event.remove = true;
     event.key = metaString(object, kind_ == Kind::Node ? "name" : "uid");
@@ -215,6 +222,7 @@ class Handler final : public StateHandler {
 
   Kind kind_;
   ClusterState& state_;
+  PodObserver* observer_;
   std::vector<Node> pendingNodes_;
   std::vector<Pod> pendingPods_;
   std::atomic<uint64_t> decodeErrors_{0};
@@ -320,8 +328,8 @@ std::unique_ptr<StateHandler> makeSelectorObjectHandler(std::optional<WorkloadKi
 std::unique_ptr<StateHandler> makeNodeHandler(ClusterState& state) {
   return std::make_unique<Handler>(Handler::Kind::Node, state);
 }
-std::unique_ptr<StateHandler> makePodHandler(ClusterState& state) {
-  return std::make_unique<Handler>(Handler::Kind::Pod, state);
+std::unique_ptr<StateHandler> makePodHandler(ClusterState& state, PodObserver* observer) {
+  return std::make_unique<Handler>(Handler::Kind::Pod, state, observer);
 }
 
 KubeClusterFeed::KubeClusterFeed(std::unique_ptr<ApiClient> client, std::string source, KubeFeedOptions options)
@@ -345,7 +353,7 @@ Result<std::unique_ptr<KubeClusterFeed>> KubeClusterFeed::create(const KubeConfi
 Outcome KubeClusterFeed::start(ClusterState& state) {
   if (nodes_) return Error{"feed already started"};
   nodeHandler_ = makeNodeHandler(state);
-  podHandler_ = makePodHandler(state);
+  podHandler_ = makePodHandler(state, options_.podObserver);
   nodes_ = std::make_unique<ListWatcher>(*client_, nodesKind(), *nodeHandler_, options_.listWatch);
   pods_ = std::make_unique<ListWatcher>(*client_, podsKind(), *podHandler_, options_.listWatch);
   const std::pair<std::optional<WorkloadKind>, ResourceKind> others[] = {

@@ -38,7 +38,8 @@ class StateHandler : public ResourceHandler {
   virtual uint64_t listedObjects() const = 0;
 };
 std::unique_ptr<StateHandler> makeNodeHandler(ClusterState& state);
-std::unique_ptr<StateHandler> makePodHandler(ClusterState& state);
+// observer (may be null) sees every decoded pod, listed or watched.
+std::unique_ptr<StateHandler> makePodHandler(ClusterState& state, PodObserver* observer = nullptr);
 // Namespaces (kind nullopt) or one kind of object that selects pods.
 std::unique_ptr<StateHandler> makeSelectorObjectHandler(std::optional<WorkloadKind> kind, ClusterState& state);
 
@@ -46,6 +47,7 @@ struct KubeFeedOptions {
   ApiClientOptions client;
   ListWatchOptions listWatch;
   MetricsRegistry* metrics = nullptr;  // may be null; outlives the feed
+  PodObserver* podObserver = nullptr;  // may be null; outlives the feed
 };
 
 class KubeClusterFeed final : public ClusterFeed {

@@ -7,6 +7,7 @@
 
 #include "webhook/extender.h"
 #include "webhook/kube/api_client.h"
+#include "webhook/kube/json_stream.h"
 
 namespace placer {
 namespace {
@@ -47,6 +48,19 @@ class ApiPodBinder : public PodBinder {
     giveBack(std::move(connection));
     if (response->status == 200 || response->status == 201) return {};
     return Error{statusMessage(*response)};
+  }
+
+  Result<Pod> getPod(const std::string& podNamespace, const std::string& podName) override {
+    const std::string target = "/api/v1/namespaces/" + kube::urlEncode(podNamespace) + "/pods/" + kube::urlEncode(podName);
+    std::unique_ptr<kube::Connection> connection = borrow();
+    auto response = connection->send("GET", target, "", "", kBindTimeout);
+    if (!response) return response.error();
+    if (response->status == 401) client_->token().invalidate();
+    giveBack(std::move(connection));
+    if (response->status != 200) return Error{statusMessage(*response)};
+    auto parsed = kube::parseFiltered(response->body, kube::podFilter());
+    if (!parsed) return Error{"the pod is not JSON: " + parsed.error().message};
+    return decodePod(*parsed);
   }
 
  private:

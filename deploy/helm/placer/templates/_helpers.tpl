@@ -66,4 +66,8 @@ true
   valueFrom:
     fieldRef:
       fieldPath: metadata.namespace
+- name: POD_NAME
+  valueFrom:
+    fieldRef:
+      fieldPath: metadata.name
 {{- end -}}
