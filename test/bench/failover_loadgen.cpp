@@ -368,7 +368,7 @@ int runFailover(const Args& args) {
 int main(int argc, char** argv) {
   using namespace placer;
   setLogOutput(nullptr);
-  std::signal(SIGPIPE, SIG_IGN);
+  ::signal(SIGPIPE, SIG_IGN);
   Args args;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
