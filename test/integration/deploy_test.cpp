@@ -137,7 +137,9 @@ TEST_P(DeployTest, RolesReachOnlyPlacersSecretAndLease) {
       for (const json& verb : rule["verbs"]) {
         const std::string v = verb;
         EXPECT_TRUE(v == "get" || v == "update" || v == "create") << v;
-        if (v != "create") EXPECT_EQ(rule["resourceNames"], json::array({it->second}));
+        if (v != "create") {
+          EXPECT_EQ(rule["resourceNames"], json::array({it->second}));
+        }
       }
     }
   }
