@@ -109,7 +109,7 @@ class Cluster {
     processes_[i] = std::make_unique<PlacerProcess>(
         dir_.path(), std::vector<std::string>{"serve", "--kubeconfig", kubeconfig_, "--config", config_, "--listen",
                                               "127.0.0.1:0", "--tls-cert-file", dir_.path() + "/tls.crt",
-                                              "--tls-key-file", dir_.path() + "/tls.key", "--log-level", "warning"});
+                                              "--tls-key-file", dir_.path() + "/tls.key"});
     ports_[i] = processes_[i]->port("webhook", 60s);
     if (ports_[i] <= 0) return std::fprintf(stderr, "replica %d did not start:\n%s\n", i, processes_[i]->err().c_str()), false;
     bool ready = watchtest::waitFor(
