@@ -105,19 +105,28 @@ LeaderElector::~LeaderElector() { stop(false); }
 
 bool LeaderElector::tryAcquireOrRenew() { return round(true); }
 
-bool LeaderElector::round(bool rereadOnConflict) {
-  const auto timeout = options_.retryPeriod;
-  // A renewal counts from the moment it was begun: others observe it later.
-  const TimePoint sentAt = options_.clock();
-  const std::string target = path_ + "/" + kube::urlEncode(options_.leaseName);
+std::string LeaderElector::leasePath() const { return path_ + "/" + kube::urlEncode(options_.leaseName); }
+
+// GET of the Lease: the status, and the object when it is 200.
+Result<kube::ApiResponse> LeaderElector::readLease() {
   std::string body;
   auto got = connection_.get(
-      target,
+      leasePath(),
       [&](std::string_view piece) -> Outcome {
         body.append(piece);
         return {};
       },
-      timeout);
+      options_.retryPeriod);
+  if (got && got->status == 200) got->body = std::move(body);
+  return got;
+}
+
+bool LeaderElector::round(bool rereadOnConflict) {
+  const auto timeout = options_.retryPeriod;
+  // A renewal counts from the moment it was begun: others observe it later.
+  const TimePoint sentAt = options_.clock();
+  const std::string target = leasePath();
+  auto got = readLease();
   if (!got) {
     logEvent(LogLevel::Warning, "leader election: reading the lease failed", {{"error", got.error().message}});
     return holdsLease();
@@ -158,7 +167,7 @@ bool LeaderElector::round(bool rereadOnConflict) {
     logEvent(LogLevel::Warning, "leader election: reading the lease failed", {{"status", got->status}});
     return holdsLease();
   }
-  auto object = parseObject(body);
+  auto object = parseObject(got->body);
   if (!object) {
     logEvent(LogLevel::Warning, "leader election: undecodable lease", {{"error", object.error().message}});
     return holdsLease();
@@ -343,17 +352,10 @@ bool LeaderElector::release() {
   const bool held = holdsLease();
   stoppedLeading("releasing the lease");
   if (!held) return false;
-  const std::string target = path_ + "/" + kube::urlEncode(options_.leaseName);
-  std::string body;
-  auto got = connection_.get(
-      target,
-      [&](std::string_view piece) -> Outcome {
-        body.append(piece);
-        return {};
-      },
-      options_.retryPeriod);
+  const std::string target = leasePath();
+  auto got = readLease();
   if (!got || got->status != 200) return false;
-  auto object = parseObject(body);
+  auto object = parseObject(got->body);
   if (!object) return false;
   const LeaseRecord old = recordFrom(*object);
   if (old.holderIdentity != options_.identity) return false;

@@ -133,6 +133,8 @@ class LeaderElector {
   void run();
   bool release();
   bool round(bool rereadOnConflict);
+  std::string leasePath() const;
+  Result<kube::ApiResponse> readLease();
   void becameLeader(TimePoint sentAt, uint64_t rv, bool fence);
   void stoppedLeading(const char* why);
   void observeHolder(const std::string& holder);

@@ -54,7 +54,6 @@ using Clock = std::chrono::steady_clock;
 using namespace std::chrono_literals;
 using integration::PlacerProcess;
 
-constexpr const char* kNamespace = "placer-system";
 constexpr const char* kServiceName = "kubernetes.default.svc";
 
 struct Args {
@@ -123,32 +122,9 @@ class Cluster {
     return ready;
   }
 
-  int leaderIndex() const {
-    auto lease = server_->get(Kind::Lease, kNamespace, "placer");
-    if (!lease || !(*lease)["spec"].contains("holderIdentity")) return -1;
-    const std::string address = (*lease)["metadata"]["annotations"].value("placer.io/leader-address", "");
-    for (size_t i = 0; i < ports_.size(); ++i)
-      if (address == "127.0.0.1:" + std::to_string(ports_[i])) return int(i);
-    return -1;
-  }
-  std::string holder() const {
-    auto lease = server_->get(Kind::Lease, kNamespace, "placer");
-    return lease ? (*lease)["spec"].value("holderIdentity", "") : "";
-  }
-
-  int overcommittedNodes() const {
-    watchtest::Truth truth = watchtest::serverTruth(*server_);
-    int over = 0;
-    for (const auto& text : server_->list(Kind::Node)) {
-      auto node = decodeNode(text);
-      if (!node) continue;
-      const auto& totals = truth.nodes[node->name];
-      if (totals.requested.milliCpu > node->allocatable.milliCpu || totals.requested.memory > node->allocatable.memory ||
-          totals.pods > node->allocatable.pods)
-        ++over;
-    }
-    return over;
-  }
+  int leaderIndex() const { return testing::leaderIndex(*server_, ports_); }
+  std::string holder() const { return testing::readLease(*server_).holder; }
+  int overcommittedNodes() const { return int(testing::overcommittedNodes(*server_).size()); }
 
   const Args& args_;
   watchtest::TempDir dir_;
@@ -243,7 +219,7 @@ int runFailover(const Args& args) {
         else if (Clock::now() - due > 100ms) ++late;
         if (stop) break;
         auto created = client.create(podToPlace(k));
-        const double at = seconds(Clock::now() - t0);
+        const double at = seconds(created.answeredAt - t0);
         std::string evict;
         {
           std::lock_guard lock(mutex);
@@ -330,16 +306,22 @@ int runFailover(const Args& args) {
   std::printf("failover: %d replicas, %d nodes, lease %s / renew %s / retry %s, open loop %d reviews/s, %.1f s\n",
               int(cluster.ports_.size()), args.nodes, args.leaseDuration.c_str(), args.renewDeadline.c_str(),
               args.retryPeriod.c_str(), args.rate, elapsed);
+  // The failover of an event: the longest gap between two consecutive
+  // assignments from 1 s before the event to its end (the next event), since
+  // answers the old leader gave just before the event may arrive just after it.
   double worst = 0;
-  for (const auto& e : events) {
-    auto after = std::upper_bound(assignedAt.begin(), assignedAt.end(), e.at);
-    const double last = after == assignedAt.begin() ? 0 : *(after - 1);
-    const double first = after == assignedAt.end() ? -1 : *after;
-    const double failover = first < 0 ? -1 : first - last;
-    worst = std::max(worst, failover);
+  for (size_t i = 0; i < events.size(); ++i) {
+    const auto& e = events[i];
+    const double end = i + 1 < events.size() ? events[i + 1].at : elapsed;
+    auto from = std::lower_bound(assignedAt.begin(), assignedAt.end(), e.at - 1.0);
+    auto to = std::upper_bound(assignedAt.begin(), assignedAt.end(), end);
+    double gap = -1, last = 0, first = -1;
+    for (auto it = from; it != to && it + 1 != to; ++it)
+      if (*(it + 1) - *it > gap) gap = *(it + 1) - *it, last = *it, first = *(it + 1);
+    worst = std::max(worst, gap);
     std::printf("  %-5s at %6.2f s: leader %d -> %d, last assignment %6.2f s, first by the new leader %6.2f s, "
                 "failover %.2f s\n",
-                e.kind.c_str(), e.at, e.oldLeader, e.newLeader, last, first, failover);
+                e.kind.c_str(), e.at, e.oldLeader, e.newLeader, last, first, gap);
   }
   const uint64_t created = stored.load();
   const uint64_t reviews = assigned + answeredUnassigned + failedCalls;

@@ -27,7 +27,6 @@ using nlohmann::json;
 using namespace std::chrono_literals;
 using watchtest::waitFor;
 
-constexpr const char* kNamespace = "placer-system";
 constexpr const char* kServiceName = "kubernetes.default.svc";  // a name the fake's serving certificate carries
 
 json podToPlace(int i) {
@@ -90,20 +89,8 @@ class ReplicasTest : public ::testing::Test {
     return {r->status, r->body};
   }
 
-  // The replica whose address the Lease publishes, -1 if none.
-  int leaderIndex() const {
-    auto lease = server_->get(Kind::Lease, kNamespace, "placer");
-    if (!lease || !(*lease)["spec"].contains("holderIdentity")) return -1;
-    const std::string address =
-        (*lease)["metadata"]["annotations"].value("placer.io/leader-address", "");
-    for (size_t i = 0; i < ports_.size(); ++i)
-      if (address == "127.0.0.1:" + std::to_string(ports_[i])) return int(i);
-    return -1;
-  }
-  std::string holder() const {
-    auto lease = server_->get(Kind::Lease, kNamespace, "placer");
-    return lease ? (*lease)["spec"].value("holderIdentity", "") : "";
-  }
+  int leaderIndex() const { return testing::leaderIndex(*server_, ports_); }
+  std::string holder() const { return testing::readLease(*server_).holder; }
 
   double metric(int port, const std::string& series) const {
     const std::string text = get(port, "/metrics").second;
@@ -118,17 +105,9 @@ class ReplicasTest : public ::testing::Test {
     admission_->setEndpoints(ready);
   }
 
-  // Nothing over allocatable on any node, by the server's own count.
   void expectNoOvercommit() const {
-    watchtest::Truth truth = watchtest::serverTruth(*server_);
-    for (const auto& text : server_->list(Kind::Node)) {
-      auto node = decodeNode(text);
-      ASSERT_TRUE(node);
-      const Resources& used = truth.nodes[node->name].requested;
-      EXPECT_LE(used.milliCpu, node->allocatable.milliCpu) << node->name;
-      EXPECT_LE(used.memory, node->allocatable.memory) << node->name;
-      EXPECT_LE(truth.nodes[node->name].pods, node->allocatable.pods) << node->name;
-    }
+    const std::vector<std::string> over = testing::overcommittedNodes(*server_);
+    EXPECT_TRUE(over.empty()) << over.size() << " overcommitted nodes, e.g. " << over.front();
   }
 
   watchtest::TempDir dir_;

@@ -5,6 +5,7 @@
 #include <random>
 
 #include "test/fakeapi/admission.h"
+#include "test/integration/watch_support.h"
 
 namespace placer::testing {
 
@@ -18,6 +19,36 @@ void ServiceAdmission::setEndpoints(std::vector<int> ports) {
 std::vector<int> ServiceAdmission::endpoints() const {
   std::lock_guard lock(mutex_);
   return endpoints_;
+}
+
+LeaseView readLease(const fakeapi::FakeApiServer& server, const std::string& ns, const std::string& name) {
+  auto lease = server.get(fakeapi::Kind::Lease, ns, name);
+  if (!lease) return {};
+  const json& meta = (*lease)["metadata"];
+  return {(*lease)["spec"].value("holderIdentity", ""),
+          meta.contains("annotations") ? meta["annotations"].value("placer.io/leader-address", "") : ""};
+}
+
+int leaderIndex(const fakeapi::FakeApiServer& server, const std::vector<int>& ports) {
+  const LeaseView lease = readLease(server);
+  if (lease.holder.empty()) return -1;
+  for (size_t i = 0; i < ports.size(); ++i)
+    if (lease.address == "127.0.0.1:" + std::to_string(ports[i])) return int(i);
+  return -1;
+}
+
+std::vector<std::string> overcommittedNodes(const fakeapi::FakeApiServer& server) {
+  watchtest::Truth truth = watchtest::serverTruth(server);
+  std::vector<std::string> over;
+  for (const auto& text : server.list(fakeapi::Kind::Node)) {
+    auto node = decodeNode(text);
+    if (!node) continue;
+    const auto& totals = truth.nodes[node->name];
+    if (totals.requested.milliCpu > node->allocatable.milliCpu || totals.requested.memory > node->allocatable.memory ||
+        totals.pods > node->allocatable.pods)
+      over.push_back(node->name);
+  }
+  return over;
 }
 
 json applyAdmissionAnswer(const json& pod, const std::string& answerBody) {
@@ -80,6 +111,7 @@ ServiceAdmission::Created ServiceAdmission::Client::create(json pod) {
   } else {
     out.error = "no ready endpoint";
   }
+  out.answeredAt = std::chrono::steady_clock::now();
   // failurePolicy Ignore: the pod is created either way.
   auto stored = service_.server_.create(fakeapi::Kind::Pod, std::move(pod));
   out.stored = bool(stored);

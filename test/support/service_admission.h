@@ -41,6 +41,7 @@ class ServiceAdmission {
     std::string node;       // spec.nodeName the answer wrote, if any
     int endpoint = 0;       // the port called
     std::string error;      // why the call failed (the pod was created unchanged)
+    std::chrono::steady_clock::time_point answeredAt;  // the answer (or the failure) arrived
   };
 
   class Client {
@@ -65,6 +66,21 @@ class ServiceAdmission {
   std::vector<int> endpoints_;
   std::atomic<uint64_t> next_{0};
 };
+
+// The leader Lease as the replicas wrote it: holderIdentity and the
+// placer.io/leader-address annotation ("" when absent).
+struct LeaseView {
+  std::string holder;
+  std::string address;
+};
+LeaseView readLease(const fakeapi::FakeApiServer& server, const std::string& ns = "placer-system",
+                    const std::string& name = "placer");
+// The index of the port in `ports` the Lease's address names (127.0.0.1:port), or -1.
+int leaderIndex(const fakeapi::FakeApiServer& server, const std::vector<int>& ports);
+
+// Nodes whose bound non-terminal pods request more cpu, memory or pods than
+// the node allocates, by the server's own count (never placer's).
+std::vector<std::string> overcommittedNodes(const fakeapi::FakeApiServer& server);
 
 // Decoded `response.patch` of an AdmissionReview answer applied to `pod`;
 // the pod unchanged when the answer carries no patch.
