@@ -143,6 +143,54 @@ Outcome decodeMetrics(const json& v, const std::string& where, PlacerSettings& s
   return {};
 }
 
+Outcome readDuration(const json& v, const std::string& where, std::chrono::milliseconds& out) {
+  if (v.is_null()) return {};
+  if (!v.is_string()) return fieldError(where, "must be a duration string such as \"15s\"");
+  auto d = parseGoDuration(v.get<std::string>());
+  if (!d) return fieldError(where, d.error().message);
+  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(*d);
+  if (ms.count() <= 0) return fieldError(where, "must be at least 1ms");
+  out = ms;
+  return {};
+}
+
+// kube-scheduler's LeaderElectionConfiguration keys (resourceLock is always
+// leases; resourceNamespace is ownNamespace), and placer's forwarding.
+Outcome decodeLeaderElection(const json& v, const std::string& where, LeaderElectionSettings& s) {
+  if (v.is_null()) return {};
+  if (!v.is_object()) return fieldError(where, "must be an object");
+  for (const auto& [key, value] : v.items()) {
+    std::string at = join(where, key);
+    Outcome r;
+    if (key == "leaderElect")
+      r = readBool(value, at, s.leaderElect);
+    else if (key == "resourceName")
+      r = readString(value, at, s.resourceName);
+    else if (key == "leaseDuration")
+      r = readDuration(value, at, s.leaseDuration);
+    else if (key == "renewDeadline")
+      r = readDuration(value, at, s.renewDeadline);
+    else if (key == "retryPeriod")
+      r = readDuration(value, at, s.retryPeriod);
+    else if (key == "forwardServerName")
+      r = readString(value, at, s.forwardServerName);
+    else if (key == "forwardCAFile")
+      r = readString(value, at, s.forwardCAFile);
+    else if (key == "forwardTimeout")
+      r = readDuration(value, at, s.forwardTimeout);
+    else
+      r = fieldError(at, "unknown field");
+    if (!r) return r;
+  }
+  if (s.resourceName.empty()) return fieldError(join(where, "resourceName"), "must not be empty");
+  // client-go's NewLeaderElector checks, with its JitterFactor of 1.2.
+  if (s.leaseDuration <= s.renewDeadline)
+    return fieldError(join(where, "leaseDuration"), "must be greater than renewDeadline");
+  if (s.renewDeadline.count() * 10 <= s.retryPeriod.count() * 12)
+    return fieldError(join(where, "renewDeadline"), "must be greater than 1.2 x retryPeriod");
+  return {};
+}
+
 Result<PlacerConfiguration> decodeSchedulerConfiguration(const json& doc) {
   PlacerConfiguration config;
   auto profiles = doc.find("profiles");
@@ -193,6 +241,8 @@ Result<PlacerConfiguration> decodePlacerConfiguration(const json& doc) {
       r = decodeExtender(value, at, s);
     } else if (key == "metrics") {
       r = decodeMetrics(value, at, s);
+    } else if (key == "leaderElection") {
+      r = decodeLeaderElection(value, at, s.leaderElection);
     } else if (key == "profile") {
       if (profile != nullptr) return fieldError(at, "give either profile or profiles, not both");
       profile = &value;

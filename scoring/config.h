@@ -29,6 +29,27 @@
 
 namespace placer {
 
+// Several replicas: a coordination.k8s.io/v1 Lease decides which one assigns
+// (client-go's leader election: leaseDuration > renewDeadline > 1.2 x
+// retryPeriod); the others forward each review to it.
+struct LeaderElectionSettings {
+  bool leaderElect = true;  // only with a live API feed (not --demo, --cluster-file)
+  std::string resourceName = "placer";  // the Lease, in ownNamespace
+  std::chrono::milliseconds leaseDuration{15000};
+  std::chrono::milliseconds renewDeadline{10000};
+  std::chrono::milliseconds retryPeriod{2000};
+  // The name the leader's serving certificate carries, verified when a
+  // follower forwards to it (empty: the <service>.<namespace>.svc name in this
+  // replica's own serving certificate, which every replica shares).
+  std::string forwardServerName;
+  // The CA that signed the leader's certificate (empty: ca.crt beside
+  // webhook.tlsCertFile, as `placer certs ensure` writes it).
+  std::string forwardCAFile;
+  // Bound on one forwarded review (connect, send, answer), well inside the
+  // webhook's timeoutSeconds.
+  std::chrono::milliseconds forwardTimeout{500};
+};
+
 struct PlacerSettings {
   // Pods whose spec.schedulerName is one of these are placed (an absent
   // schedulerName is "default-scheduler").
@@ -60,6 +81,7 @@ struct PlacerSettings {
   // maxQueuedRequests are answered at once (allowed unchanged on /mutate).
   int maxConnections = 4096;
   int maxQueuedRequests = 256;
+  LeaderElectionSettings leaderElection;
 };
 
 struct PlacerConfiguration {

@@ -530,6 +530,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     request.path = std::string(target.substr(0, q));
     if (q != std::string_view::npos) request.query = std::string(target.substr(q + 1));
     request.contentType = text(message[http::field::content_type]);
+    request.forwardedBy = text(message["X-Placer-Forwarded-By"]);
     request.body = std::move(message.body());
     head_ = message.method() == http::verb::head;
     keepAlive_ = message.keep_alive();

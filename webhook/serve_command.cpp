@@ -10,9 +10,10 @@
 #include <fstream>
 #include <pthread.h>
 #include <sys/resource.h>
-#include <unistd.h>
+#include <random>
 #include <string>
 #include <string_view>
+#include <unistd.h>
 
 #include <nlohmann/json.hpp>
 
@@ -25,9 +26,13 @@
 #include "webhook/extender.h"
 #include "webhook/kube/event_recorder.h"
 #include "webhook/http_server.h"
+#include "webhook/kube/kube_config.h"
+#include "webhook/kube/kube_feed.h"
+#include "webhook/leader_election.h"
 #include "webhook/log.h"
 #include "webhook/metrics.h"
 #include "webhook/process_metrics.h"
+#include "webhook/review_forwarding.h"
 #include "webhook/serving_certificate.h"
 #include "webhook/sync_progress.h"
 #include "webhook/webhook_routes.h"
@@ -49,6 +54,8 @@ constexpr const char* kServeUsage =
     "  --extender-listen ADDR also serve the scheduler-extender endpoints there (e.g. 127.0.0.1:8888;\n"
     "                         with --demo, 127.0.0.1:8888 unless given)\n"
     "  --metrics-listen ADDR  also serve GET /metrics over plain HTTP there (e.g. 0.0.0.0:9090)\n"
+    "  --leader-elect BOOL    take part in the election of the assigning replica (default: the\n"
+    "                         configuration's leaderElection.leaderElect, true)\n"
     "  --log-level LEVEL, -v  debug, info (default), warning or error\n"
     "  --log-format FORMAT    json (default) or text\n";
 
@@ -63,6 +70,7 @@ struct ServeArgs {
   std::string tlsKeyFile;
   std::string extenderListen;
   std::string metricsListen;
+  std::string leaderElect;  // "", "true" or "false"
   bool demo = false;
 };
 
@@ -98,6 +106,10 @@ Result<ServeArgs> parseArgs(int argc, char** argv) {
       o = value(args.extenderListen);
     } else if (is("--metrics-listen")) {
       o = value(args.metricsListen);
+    } else if (is("--leader-elect")) {
+      o = value(args.leaderElect);
+      if (o && args.leaderElect != "true" && args.leaderElect != "false")
+        o = Error{"--leader-elect: must be true or false"};
     } else if (a == "--demo") {
       args.demo = true;
     } else {
@@ -257,6 +269,110 @@ std::string reportingInstance() {
   return "placer";
 }
 
+// Several replicas: the Lease, who this replica is, where followers reach it.
+struct Replicas {
+  std::unique_ptr<kube::ApiClient> client;
+  std::unique_ptr<LeaderElector> elector;
+  std::unique_ptr<ReviewForwarder> forwarder;
+};
+
+// client-go's identity is hostname_uuid: unique per process, so a restarted
+// container is a new candidate and never inherits its predecessor's lease.
+std::string replicaIdentity() {
+  std::string name;
+  if (const char* pod = std::getenv("POD_NAME"); pod != nullptr && *pod != '\0') {
+    name = pod;
+  } else {
+    char host[256] = {};
+    name = gethostname(host, sizeof host - 1) == 0 ? host : "placer";
+  }
+  std::random_device random;
+  char suffix[17];
+  std::snprintf(suffix, sizeof suffix, "%08x%08x", random(), random());
+  return name + "_" + suffix;
+}
+
+// The pod watch has delivered every event up to `rv` (etcd revisions are
+// one counter over every kind, so the Lease's write orders against pods).
+bool podWatchReached(const ClusterFeed* feed, uint64_t rv) {
+  const auto* live = dynamic_cast<const kube::KubeClusterFeed*>(feed);
+  if (live == nullptr || live->podWatcher() == nullptr) return false;
+  try {
+    return std::stoull(live->podWatcher()->resourceVersion()) >= rv;
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
+// Every replica serves the same certificate, for the Service's names: the
+// follower verifies the leader for the <service>.<namespace>.svc name it
+// carries (the name the API server uses too).
+std::string serviceNameOf(const std::string& certFile, const std::string& ns) {
+  auto pem = kube::readFileText(certFile);
+  auto info = pem ? certs::inspectCertificate(*pem) : Result<certs::CertificateInfo>(Error{"unreadable"});
+  if (info) {
+    for (const std::string& name : info->dnsNames)
+      if (name.size() > 4 && name.ends_with(".svc")) return name;
+    if (!info->dnsNames.empty()) return info->dnsNames.front();
+  }
+  return "placer." + ns + ".svc";
+}
+
+Result<Replicas> prepareReplicas(const PlacerSettings& settings, const std::string& kubeconfig,
+                                 const ClusterFeed* feed, MetricsRegistry& metrics) {
+  const LeaderElectionSettings& le = settings.leaderElection;
+  auto config = kubeconfig.empty() ? kube::loadInClusterConfig() : kube::loadKubeconfigFile(kubeconfig);
+  if (!config) return Error{"leader election: " + config.error().message};
+  kube::ApiClientOptions clientOptions;
+  clientOptions.connectTimeout = le.retryPeriod;
+  auto client = kube::ApiClient::create(*config, clientOptions);
+  if (!client) return Error{"leader election: " + client.error().message};
+  std::string ns = settings.ownNamespace;
+  if (ns.empty()) ns = config->namespace_.empty() ? "default" : config->namespace_;
+  Replicas out;
+  out.client = std::move(*client);
+  LeaderElectorOptions options;
+  options.leaseNamespace = ns;
+  options.leaseName = le.resourceName;
+  options.identity = replicaIdentity();
+  options.leaseDuration = le.leaseDuration;
+  options.renewDeadline = le.renewDeadline;
+  options.retryPeriod = le.retryPeriod;
+  options.readyToLead = [feed] { return feed->synced(); };
+  options.viewReached = [feed](uint64_t rv) { return podWatchReached(feed, rv); };
+  options.metrics = &metrics;
+  out.elector = std::make_unique<LeaderElector>(*out.client, std::move(options));
+
+  std::string caFile = le.forwardCAFile;
+  if (caFile.empty()) caFile = (std::filesystem::path(settings.tlsCertFile).parent_path() / "ca.crt").string();
+  auto ca = kube::readFileText(caFile);
+  if (!ca) {
+    logEvent(LogLevel::Warning, "leader election: no CA to verify the leader with; followers will not forward",
+             {{"caFile", caFile}, {"error", ca.error().message}});
+  } else {
+    ReviewForwarderOptions forwarding;
+    forwarding.identity = out.elector->identity();
+    forwarding.serverName = le.forwardServerName.empty() ? serviceNameOf(settings.tlsCertFile, ns) : le.forwardServerName;
+    forwarding.caPem = std::move(*ca);
+    forwarding.timeout = le.forwardTimeout;
+    out.forwarder = std::make_unique<ReviewForwarder>(std::move(forwarding));
+  }
+  logEvent(LogLevel::Info, "leader election",
+           {{"lease", ns + "/" + le.resourceName}, {"identity", out.elector->identity()}});
+  return out;
+}
+
+// host:port followers forward to: the pod's IP (downward API) and the port
+// the webhook listens on.
+std::string advertisedAddress(const std::string& listen, uint16_t port) {
+  std::string host;
+  if (const char* ip = std::getenv("POD_IP"); ip != nullptr && *ip != '\0') host = ip;
+  if (host.empty()) host = listen.substr(0, listen.rfind(':'));
+  if (host.empty() || host == "0.0.0.0" || host == "[::]") host = "127.0.0.1";
+  if (host.find(':') != std::string::npos && host.front() != '[') host = "[" + host + "]";
+  return host + ":" + std::to_string(port);
+}
+
 int fail(std::string_view what) {
   std::fprintf(stderr, "placer serve: %.*s\n", int(what.size()), what.data());
   return 2;
@@ -290,6 +406,7 @@ int runServe(int argc, char** argv) {
     settings.extenderListen = "127.0.0.1:8888";
   }
   if (!args->metricsListen.empty()) settings.metricsListen = args->metricsListen;
+  if (!args->leaderElect.empty()) settings.leaderElection.leaderElect = args->leaderElect == "true";
   if (!args->tlsCertFile.empty() || !args->tlsKeyFile.empty()) {
     settings.tlsCertFile = args->tlsCertFile;
     settings.tlsKeyFile = args->tlsKeyFile;
@@ -364,6 +481,18 @@ int runServe(int argc, char** argv) {
   context.metrics = &metrics;
   context.placed = placed.get();
 
+  Replicas replicas;
+  if (settings.leaderElection.leaderElect && !args->demo && args->clusterFile.empty()) {
+    auto prepared = prepareReplicas(settings, args->kubeconfig, feed.get(), metrics);
+    if (!prepared) {
+      feed->stop();
+      return fail(prepared.error().message);
+    }
+    replicas = std::move(*prepared);
+    context.leader = replicas.elector.get();
+    context.forwarder = replicas.forwarder.get();
+  }
+
   ReservationSweeper sweeper(state, metrics, context.clock);
   sweeper.start(std::chrono::seconds(1));
 
@@ -415,11 +544,17 @@ int runServe(int argc, char** argv) {
   }
 
   if (demo) printDemo(*demo, listen, (*server)->port(), extender ? extender->port() : 0, feed->describe());
+  if (replicas.elector) {
+    replicas.elector->setAddress(advertisedAddress(listen, (*server)->port()));
+    replicas.elector->start();
+  }
 
   int signal = 0;
   sigwait(&signals, &signal);
   logEvent(LogLevel::Info, "shutting down", {{"signal", signal == SIGTERM ? "SIGTERM" : "SIGINT"}});
   bool clean = (*server)->stop(kShutdownBound);
+  // Every answer is written: hand the lease over now.
+  if (replicas.elector) replicas.elector->stop(true);
   if (extender) clean = extender->stop(kShutdownBound) && clean;
   if (metricsServer) clean = metricsServer->stop(kShutdownBound) && clean;
   if (extenderCertificate) extenderCertificate->stopPolling();

@@ -28,11 +28,51 @@ struct AdmissionMetrics {
   }
 };
 
+// What a replica that may not assign does with a review.
+enum class ForwardResult { Forwarded, Failed, NoLeader, Declined };
+struct ForwardMetrics {
+  Counter* results[4];
+  explicit ForwardMetrics(MetricsRegistry& m) {
+    const char* help =
+        "Reviews this replica did not decide because another replica leads: forwarded (the leader answered), "
+        "failed (forwarding failed; allowed unchanged), no_leader (no leader known, or this replica is still "
+        "taking over; allowed unchanged), declined (a forwarded review reached a replica that may not assign; "
+        "allowed unchanged).";
+    const char* names[] = {"forwarded", "failed", "no_leader", "declined"};
+    for (int i = 0; i < 4; ++i) results[i] = &m.counter("placer_forwarded_total", help, {{"result", names[i]}});
+  }
+};
+
 struct MutateRoute {
   WebhookContext context;
   AdmissionMetrics metrics;
+  ForwardMetrics forwarded;
 
   HttpResponse operator()(const HttpRequest& request) const {
+    if (context.leader != nullptr && !context.leader->mayAssign()) return forwardOrDecline(request);
+    return decide(request);
+  }
+
+  // The leader decides; a follower forwards, once: a review that was already
+  // forwarded is never forwarded again.
+  HttpResponse forwardOrDecline(const HttpRequest& request) const {
+    auto leader = context.leader->leader();
+    if (!request.forwardedBy.empty()) return decline(request, ForwardResult::Declined, "");
+    if (!leader || leader->address.empty() || context.forwarder == nullptr)
+      return decline(request, ForwardResult::NoLeader, "");
+    auto answer = context.forwarder->forward(leader->address, request.body);
+    if (!answer) return decline(request, ForwardResult::Failed, answer.error().message);
+    forwarded.results[int(ForwardResult::Forwarded)]->inc();
+    return HttpResponse::json(200, std::move(*answer));
+  }
+
+  HttpResponse decline(const HttpRequest& request, ForwardResult result, const std::string& error) const {
+    forwarded.results[int(result)]->inc();
+    if (!error.empty()) logEvent(LogLevel::Warning, "forwarding to the leader failed", {{"error", error}});
+    return shed(request);
+  }
+
+  HttpResponse decide(const HttpRequest& request) const {
     auto started = std::chrono::steady_clock::now();
     AdmissionInput input{*context.engine, *context.state, context.settings, context.clock(),
                          context.feed == nullptr || context.feed->synced()};
@@ -130,14 +170,18 @@ std::vector<Route> webhookRoutes(const WebhookContext& context) {
     });
   }
 
-  auto mutate = std::make_shared<MutateRoute>(MutateRoute{context, AdmissionMetrics(m)});
+  auto mutate = std::make_shared<MutateRoute>(MutateRoute{context, AdmissionMetrics(m), ForwardMetrics(m)});
+  const LeaderElector* leader = context.leader;
   MetricsRegistry* metrics = context.metrics;
   // Probes are answered even when the queue is full (a failed liveness probe
   // restarts placer): they are cheap enough for the I/O thread.
   RouteHandler healthz = [](const HttpRequest&) { return HttpResponse::text(200, "ok\n"); };
-  RouteHandler readyz = [feed](const HttpRequest&) {
-    if (feed == nullptr || feed->synced()) return HttpResponse::text(200, "ok\n");
-    return HttpResponse::text(503, "cluster view not synced yet\n");
+  // Every replica with a synced view is Ready (followers forward), once it
+  // knows who leads.
+  RouteHandler readyz = [feed, leader](const HttpRequest&) {
+    if (feed != nullptr && !feed->synced()) return HttpResponse::text(503, "cluster view not synced yet\n");
+    if (leader != nullptr && !leader->decided()) return HttpResponse::text(503, "leader election: first round pending\n");
+    return HttpResponse::text(200, "ok\n");
   };
   return {
       Route{"POST", "/mutate", [mutate](const HttpRequest& r) { return (*mutate)(r); },

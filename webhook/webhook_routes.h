@@ -1,5 +1,6 @@
 #pragma once
-// The webhook listener's routes — POST /mutate, GET /healthz, GET /livez,
+// The webhook listener's routes — POST /mutate (decided here, or forwarded to
+// the leader when another replica leads), GET /healthz, GET /livez,
 // GET /readyz, GET /metrics — and the timer that expires reservations whose pod never
 // appeared. Metrics and the one-line-per-decision log live here; the decision
 // itself is reviewAdmission() (webhook/admission.h).
@@ -20,8 +21,10 @@
 #include "scoring/engine.h"
 #include "webhook/cluster_feed.h"
 #include "webhook/http_server.h"
+#include "webhook/leader_election.h"
 #include "webhook/metrics.h"
 #include "webhook/placed_pods.h"
+#include "webhook/review_forwarding.h"
 
 namespace placer {
 
@@ -35,6 +38,12 @@ struct WebhookContext {
   MetricsRegistry* metrics = nullptr; // outlives the routes
   SteadyClock clock = [] { return std::chrono::steady_clock::now(); };
   PlacedPods* placed = nullptr;  // null: decisions are not followed (no Events, rejections not tied to them)
+  // Several replicas: only the replica whose `leader` may assign decides; the
+  // others hand each review to the leader through `forwarder`, or answer it
+  // allowed unchanged (placer_forwarded_total{result}). Both null: this
+  // replica assigns alone. Both outlive the routes.
+  const LeaderElector* leader = nullptr;
+  ReviewForwarder* forwarder = nullptr;
 };
 
 // Registers the view gauges (nodes, pods, reservations, synced) as a collector

@@ -123,18 +123,48 @@ TEST_P(DeployTest, ClusterRolesGrantNoMoreThanListed) {
   }
 }
 
-TEST_P(DeployTest, SecretsAreReachableOnlyInPlacersNamespace) {
+// Roles exist only in placer's namespace, for its certificate Secret and its
+// leader-election Lease, each limited by name but for create.
+TEST_P(DeployTest, RolesReachOnlyPlacersSecretAndLease) {
+  const std::map<std::string, std::string> allowed = {{"secrets", "placer-certs"}, {"leases", "placer"}};
   for (const json& role : ofKind(objects_, "Role")) {
     EXPECT_EQ(role["metadata"]["namespace"], "placer-system");
     for (const json& rule : role["rules"]) {
-      EXPECT_EQ(rule["resources"], json::array({"secrets"})) << role["metadata"]["name"];
+      ASSERT_EQ(rule["resources"].size(), 1u) << rule;
+      auto it = allowed.find(rule["resources"][0].get<std::string>());
+      ASSERT_NE(it, allowed.end()) << role["metadata"]["name"] << " grants " << rule["resources"];
+      EXPECT_EQ(rule["apiGroups"], json::array({it->first == "leases" ? "coordination.k8s.io" : ""}));
       for (const json& verb : rule["verbs"]) {
         const std::string v = verb;
         EXPECT_TRUE(v == "get" || v == "update" || v == "create") << v;
-        if (v != "create") EXPECT_EQ(rule["resourceNames"], json::array({"placer-certs"}));
+        if (v != "create") {
+          EXPECT_EQ(rule["resourceNames"], json::array({it->second}));
+        }
       }
     }
   }
+}
+
+TEST_P(DeployTest, ReplicasElectALeaderAndSpreadAcrossNodes) {
+  const json* deployment = named(objects_, "Deployment", "placer");
+  ASSERT_NE(deployment, nullptr);
+  EXPECT_EQ((*deployment)["spec"]["replicas"], 2);
+  const json& pod = (*deployment)["spec"]["template"]["spec"];
+  ASSERT_TRUE(pod.contains("topologySpreadConstraints"));
+  EXPECT_EQ(pod["topologySpreadConstraints"][0]["topologyKey"], "kubernetes.io/hostname");
+  std::map<std::string, std::string> fieldRefs;
+  for (const json& c : pod["containers"]) {
+    if (c["name"] != "placer") continue;
+    for (const json& e : c["env"]) fieldRefs[e["name"]] = e["valueFrom"]["fieldRef"]["fieldPath"];
+  }
+  EXPECT_EQ(fieldRefs["POD_NAME"], "metadata.name");
+  EXPECT_EQ(fieldRefs["POD_IP"], "status.podIP");
+  EXPECT_EQ(fieldRefs["POD_NAMESPACE"], "metadata.namespace");
+  bool leases = false;
+  for (const json& role : ofKind(objects_, "Role"))
+    for (const json& rule : role["rules"])
+      if (rule["resources"] == json::array({"leases"}) && rule.contains("resourceNames")) leases = true;
+  EXPECT_TRUE(leases) << "get/update of the Lease";
 }
 
 TEST_P(DeployTest, WebhookNeverBlocksPodCreation) {
@@ -250,6 +280,9 @@ TEST_P(DeployTest, DisruptionBudgetAndNetworkPolicyCoverThePods) {
   if ((*deployment)["spec"].value("replicas", 1) == 1) {
     // One replica: the budget must still let a node drain.
     EXPECT_FALSE((*pdb)["spec"].contains("minAvailable"));
+  } else {
+    // Several: a drain always leaves one serving.
+    EXPECT_EQ((*pdb)["spec"]["minAvailable"], 1);
   }
 
   const json* policy = named(objects_, "NetworkPolicy", "placer");
@@ -271,8 +304,14 @@ TEST_P(DeployTest, DisruptionBudgetAndNetworkPolicyCoverThePods) {
     if (port != 8443) continue;
     webhookRule = true;
     for (const json& peer : rule["from"]) {
-      EXPECT_TRUE(peer.contains("ipBlock")) << "no pod or namespace may reach the webhook: " << peer;
-      EXPECT_FALSE(peer.contains("podSelector") || peer.contains("namespaceSelector")) << peer;
+      // Addresses (the API server), or placer's own replicas forwarding to
+      // the leader: no other pod, no namespace.
+      EXPECT_FALSE(peer.contains("namespaceSelector")) << peer;
+      if (peer.contains("podSelector")) {
+        EXPECT_EQ(peer["podSelector"], (*policy)["spec"]["podSelector"]) << "only placer's pods: " << peer;
+      } else {
+        EXPECT_TRUE(peer.contains("ipBlock")) << peer;
+      }
     }
   }
   EXPECT_TRUE(webhookRule) << "the API server must reach the webhook port";
@@ -342,7 +381,9 @@ TEST_F(DeployOverlayTest, CertManagerIssuesTheServingSecretAndInjectsTheCa) {
     if (v.contains("secret") && v["secret"]["secretName"] == (*cert)["spec"]["secretName"]) secretMounted = true;
   }
   EXPECT_TRUE(secretMounted);
-  EXPECT_TRUE(ofKind(objects, "Role").empty()) << "cert-manager writes the Secret, placer does not";
+  for (const json& role : ofKind(objects, "Role"))
+    for (const json& rule : role["rules"])
+      EXPECT_NE(rule["resources"], json::array({"secrets"})) << "cert-manager writes the Secret, placer does not";
 }
 
 TEST_F(DeployOverlayTest, FallbackSchedulerCallsPlacersExtenderOverLocalhost) {

@@ -79,6 +79,11 @@ class PlacerProcess {
     return exitCode_;
   }
 
+  // Sends `sig` (SIGKILL, SIGSTOP, SIGCONT, ...) to the process.
+  void signal(int sig) const {
+    if (exitCode_ < 0) kill(pid_, sig);
+  }
+
   // SIGTERM, then the exit code.
   int stop(std::chrono::milliseconds bound = std::chrono::seconds(20)) {
     if (exitCode_ < 0) kill(pid_, SIGTERM);

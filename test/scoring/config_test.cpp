@@ -75,6 +75,15 @@ extender:
   tokenFile: /var/run/secrets/placer/token
 metrics:
   listen: 0.0.0.0:9090
+leaderElection:
+  leaderElect: true
+  resourceName: placer-a
+  leaseDuration: 20s
+  renewDeadline: 12s
+  retryPeriod: 3s
+  forwardServerName: placer.placer-system.svc
+  forwardCAFile: /certs/ca.crt
+  forwardTimeout: 300ms
 profile:
   plugins:
     score:
@@ -108,6 +117,14 @@ TEST(Configuration, PlacerConfigurationInYaml) {
   EXPECT_EQ(s.extenderListen, "127.0.0.1:8889");
   EXPECT_EQ(s.extenderTokenFile, "/var/run/secrets/placer/token");
   EXPECT_EQ(s.metricsListen, "0.0.0.0:9090");
+  EXPECT_TRUE(s.leaderElection.leaderElect);
+  EXPECT_EQ(s.leaderElection.resourceName, "placer-a");
+  EXPECT_EQ(s.leaderElection.leaseDuration, 20s);
+  EXPECT_EQ(s.leaderElection.renewDeadline, 12s);
+  EXPECT_EQ(s.leaderElection.retryPeriod, 3s);
+  EXPECT_EQ(s.leaderElection.forwardServerName, "placer.placer-system.svc");
+  EXPECT_EQ(s.leaderElection.forwardCAFile, "/certs/ca.crt");
+  EXPECT_EQ(s.leaderElection.forwardTimeout, 300ms);
   ASSERT_FALSE(config->profile->scorePlugins().empty());
   EXPECT_EQ(config->profile->scorePlugins()[0].plugin->name(), "NodeResourcesFit");
   EXPECT_EQ(config->profile->scorePlugins()[0].weight, 5);
@@ -182,6 +199,18 @@ INSTANTIATE_TEST_SUITE_P(
                   " \"profiles\": [{\"plugins\": {\"score\": {\"enabled\": [{\"name\": \"A\"}, {\"name\": \"B\"},"
                   " {\"name\": \"Foo\"}]}}}]}",
                   "profiles[0].plugins.score.enabled[0].name: unknown plugin \"A\""},
+        ErrorCase{"lease_not_longer_than_renew_deadline",
+                  "apiVersion: placer.io/v1alpha1\nkind: PlacerConfiguration\nleaderElection:\n  leaseDuration: 10s\n",
+                  "leaderElection.leaseDuration: must be greater than renewDeadline"},
+        ErrorCase{"renew_deadline_within_jittered_retry",
+                  "apiVersion: placer.io/v1alpha1\nkind: PlacerConfiguration\nleaderElection:\n  retryPeriod: 9s\n",
+                  "leaderElection.renewDeadline: must be greater than 1.2 x retryPeriod"},
+        ErrorCase{"leader_election_unknown_field",
+                  "apiVersion: placer.io/v1alpha1\nkind: PlacerConfiguration\nleaderElection:\n  resourceLock: leases\n",
+                  "leaderElection.resourceLock: unknown field"},
+        ErrorCase{"leader_election_bad_duration",
+                  "apiVersion: placer.io/v1alpha1\nkind: PlacerConfiguration\nleaderElection:\n  retryPeriod: 2\n",
+                  "leaderElection.retryPeriod: must be a duration string"},
         ErrorCase{"missing_kind", "apiVersion: placer.io/v1alpha1\n", "kind: Required value"},
         ErrorCase{"wrong_api_version", "apiVersion: placer.io/v2\nkind: PlacerConfiguration\n",
                   "apiVersion: \"placer.io/v2\" is not supported"},

@@ -306,6 +306,7 @@ Result<ApiResponse> Connection::attempt(const std::string& method, const std::st
     request.setKeepAlive(true);
     request.set("Accept", "application/json");
     request.set("User-Agent", client_.options_.userAgent);
+    for (const auto& [name, value] : client_.options_.headers) request.set(name, value);
     if (std::string token = client_.token_.current(); !token.empty()) request.set("Authorization", "Bearer " + token);
     if (!requestBody.empty()) {
       request.setContentType(contentType);

@@ -47,6 +47,10 @@ true
 {{- if .Values.fallbackScheduler.enabled -}}
 {{- $_ := set $config "fallbackSchedulerName" (printf "%s-fallback" (include "placer.fullname" .)) -}}
 {{- end -}}
+{{- if ne (include "placer.fullname" .) "placer" -}}
+{{- $election := dict "resourceName" (include "placer.fullname" .) -}}
+{{- $_ := set $config "leaderElection" (mergeOverwrite $election (default dict $config.leaderElection)) -}}
+{{- end -}}
 {{- toYaml $config -}}
 {{- end -}}
 
