@@ -328,6 +328,28 @@ std::unique_ptr<StateHandler> makeSelectorObjectHandler(std::optional<WorkloadKi
 std::unique_ptr<StateHandler> makeNodeHandler(ClusterState& state) {
   return std::make_unique<Handler>(Handler::Kind::Node, state);
 }
+namespace {
+
+// Hands the observer the pods that turn Failed while placer runs. What the
+// list returns failed before placer started (or while its watch was
+// re-listing): not counted again.
+class FailedPodHandler final : public ResourceHandler {
+ public:
+  explicit FailedPodHandler(PodObserver& observer) : observer_(observer) {}
+  void listStarted() override {}
+  void listed(const JsonValue&) override {}
+  void listFinished() override {}
+  void upserted(const JsonValue& object) override {
+    if (auto pod = decodePod(object)) observer_.observed(*pod);
+  }
+  void deleted(const JsonValue&) override {}
+
+ private:
+  PodObserver& observer_;
+};
+
+}  // namespace
+
 std::unique_ptr<StateHandler> makePodHandler(ClusterState& state, PodObserver* observer) {
   return std::make_unique<Handler>(Handler::Kind::Pod, state, observer);
 }
@@ -356,6 +378,10 @@ Outcome KubeClusterFeed::start(ClusterState& state) {
   podHandler_ = makePodHandler(state, options_.podObserver);
   nodes_ = std::make_unique<ListWatcher>(*client_, nodesKind(), *nodeHandler_, options_.listWatch);
   pods_ = std::make_unique<ListWatcher>(*client_, podsKind(), *podHandler_, options_.listWatch);
+  if (options_.podObserver != nullptr) {
+    failedPodHandler_ = std::make_unique<FailedPodHandler>(*options_.podObserver);
+    failedPods_ = std::make_unique<ListWatcher>(*client_, failedPodsKind(), *failedPodHandler_, options_.listWatch);
+  }
   const std::pair<std::optional<WorkloadKind>, ResourceKind> others[] = {
       {std::nullopt, namespacesKind()},
       {WorkloadKind::Service, servicesKind()},
@@ -370,6 +396,7 @@ Outcome KubeClusterFeed::start(ClusterState& state) {
   registerMetrics();
   nodes_->start();
   pods_->start();
+  if (failedPods_) failedPods_->start();
   for (auto& watcher : others_) watcher->start();
   logEvent(LogLevel::Info, "watching the cluster", {{"source", source_}});
   return {};
@@ -377,6 +404,7 @@ Outcome KubeClusterFeed::start(ClusterState& state) {
 
 void KubeClusterFeed::stop() {
   for (auto& watcher : others_) watcher->stop();
+  if (failedPods_) failedPods_->stop();
   if (pods_) pods_->stop();
   if (nodes_) nodes_->stop();
 }

@@ -78,6 +78,12 @@ class KubeClusterFeed final : public ClusterFeed {
   std::unique_ptr<StateHandler> podHandler_;
   std::unique_ptr<ListWatcher> nodes_;
   std::unique_ptr<ListWatcher> pods_;
+  // Pods turning Failed leave the pod watch's field selector, and a watch
+  // reports an object leaving its selector as DELETED with its previous
+  // state: the kubelet's rejection is seen only by a watch of Failed pods,
+  // which feeds the pod observer and nothing else.
+  std::unique_ptr<ResourceHandler> failedPodHandler_;
+  std::unique_ptr<ListWatcher> failedPods_;
   // Namespaces, Services, ReplicationControllers, ReplicaSets, StatefulSets.
   std::vector<std::unique_ptr<StateHandler>> otherHandlers_;
   std::vector<std::unique_ptr<ListWatcher>> others_;

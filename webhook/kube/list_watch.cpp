@@ -163,6 +163,7 @@ class ListDecoder {
 
 ResourceKind nodesKind() { return {"nodes", "/api/v1/nodes", ""}; }
 ResourceKind podsKind() { return {"pods", "/api/v1/pods", "status.phase!=Succeeded,status.phase!=Failed"}; }
+ResourceKind failedPodsKind() { return {"failed-pods", "/api/v1/pods", "status.phase=Failed"}; }
 ResourceKind namespacesKind() { return {"namespaces", "/api/v1/namespaces", ""}; }
 ResourceKind servicesKind() { return {"services", "/api/v1/services", ""}; }
 ResourceKind replicationControllersKind() {

@@ -38,6 +38,8 @@ struct ResourceKind {
 ResourceKind nodesKind();
 // All namespaces, without terminal pods (as kube-scheduler's informer).
 ResourceKind podsKind();
+// Failed pods only (the kubelet's rejections), for the pod observer.
+ResourceKind failedPodsKind();
 // What the topology plugins read besides nodes and pods: namespaces (labels)
 // and the Services, ReplicationControllers, ReplicaSets and StatefulSets of
 // every namespace (selectors).
