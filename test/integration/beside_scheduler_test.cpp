@@ -25,6 +25,7 @@ namespace {
 using fakeapi::Kind;
 using fakeapi::MutatingWebhook;
 using nlohmann::json;
+using watchtest::metricValue;
 using watchtest::waitFor;
 
 constexpr const char* kNamespace = "apps";
@@ -51,16 +52,6 @@ json podJson(const std::string& name, const std::string& cpu, int priority = 0) 
   else
     pod["metadata"]["name"] = name;
   return pod;
-}
-
-// One series of a Prometheus text exposition, or -1 when absent.
-double metricValue(const std::string& text, const std::string& series) {
-  size_t at = 0;
-  while ((at = text.find(series + " ", at)) != std::string::npos) {
-    if (at == 0 || text[at - 1] == '\n') return std::atof(text.c_str() + at + series.size() + 1);
-    at += series.size();
-  }
-  return -1;
 }
 
 class BesideScheduler : public ::testing::Test {
@@ -269,7 +260,9 @@ TEST_F(BesideScheduler, ReinvocationSeesTheFinalPod) {
     auto calls = (*second)->received();
     ASSERT_EQ(calls.size(), before + 1);
     const std::string firstNode = calls.back().review["request"]["object"]["spec"].value("nodeName", "");
-    if (c.presetNode.empty()) EXPECT_FALSE(firstNode.empty()) << "placer assigned a node first";
+    if (c.presetNode.empty()) {
+      EXPECT_FALSE(firstNode.empty()) << "placer assigned a node first";
+    }
     c.check(r.body, firstNode);
   }
   // Every reservation ends: by the watch for assigned pods, at once for the gated one.

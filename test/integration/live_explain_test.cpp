@@ -38,7 +38,9 @@ class LiveExplainTest : public ::testing::Test {
     ASSERT_TRUE(cluster_->start(params));
   }
   static void TearDownTestSuite() {
-    if (cluster_->serve) EXPECT_EQ(cluster_->serve->stop(), 0);
+    if (cluster_->serve) {
+      EXPECT_EQ(cluster_->serve->stop(), 0);
+    }
     delete cluster_;
   }
   static PlacerRun explain(std::vector<std::string> args) {

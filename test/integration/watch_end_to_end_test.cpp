@@ -28,6 +28,7 @@ namespace {
 using fakeapi::FakeApiServer;
 using fakeapi::Kind;
 using nlohmann::json;
+using watchtest::metricValue;
 using watchtest::waitFor;
 
 uint16_t freePort() {
@@ -68,16 +69,6 @@ class PlacerProcess {
  private:
   pid_t pid_ = -1;
 };
-
-// One series of a Prometheus text exposition, or -1 when absent.
-double metricValue(const std::string& text, const std::string& series) {
-  size_t at = 0;
-  while ((at = text.find(series + " ", at)) != std::string::npos) {
-    if (at == 0 || text[at - 1] == '\n') return std::atof(text.c_str() + at + series.size() + 1);
-    at += series.size();
-  }
-  return -1;
-}
 
 TEST(WatchEndToEndTest, PodsCreatedThroughTheWebhookAreAllAssignedWithoutOvercommit) {
   watchtest::TempDir dir;

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -165,6 +166,16 @@ inline std::string kubeconfigWithTokenFile(const fakeapi::FakeApiServer& server,
          "    certificate-authority: " + server.caFile() + "\n"
          "users:\n- name: fake\n  user:\n    tokenFile: " + tokenFile + "\n"
          "contexts:\n- name: fake\n  context: {cluster: fake, user: fake}\n";
+}
+
+// One series of a Prometheus text exposition, or -1 when absent.
+inline double metricValue(const std::string& text, const std::string& series) {
+  size_t at = 0;
+  while ((at = text.find(series + " ", at)) != std::string::npos) {
+    if (at == 0 || text[at - 1] == '\n') return std::atof(text.c_str() + at + series.size() + 1);
+    at += series.size();
+  }
+  return -1;
 }
 
 }  // namespace placer::watchtest
