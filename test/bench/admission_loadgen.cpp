@@ -36,14 +36,26 @@
 // of the cache in one binary.
 //
 // --events 1 follows every decision as `placer serve` does on a live cluster
-// (PlacedPods records it) and, as the pods "appear" (a thread hands each
-// admitted request's pod, with its reservation annotation, to the observer),
-// queues its Scheduled Event for an Events API that refuses connections
-// (127.0.0.1:1): the recorder backs off and drops, as it would during an
+// (PlacedPods records it) and, as the pods appear in the watch (the API
+// server model below hands them to the pod handler's observer), queues its
+// Scheduled Event for an Events API that refuses connections (127.0.0.1:1): the recorder backs off and drops, as it would during an
 // outage. The A/B against --events 0 is what the Event machinery costs admission.
 //
 // --dry-run 1 sends dryRun reviews: the same decisions, nothing reserved, so
 // the difference to a normal run is what reserving costs (locks included).
+//
+// The API server behind the webhook (--appear-ms MS, default 10): each pod
+// admitted with a node is created as the patch says (spec.nodeName, the
+// placer.io annotations, a uid and a name of its own) and reaches placer's pod
+// watch MS milliseconds after its answer, as an ADDED event's bytes handed to
+// the feed's pod handler (kube::makePodHandler: parsed, decoded and applied in
+// batches, as `placer serve` does). That releases its reservation and counts
+// it as a bound pod, so reservations in flight are the last MS milliseconds'
+// admissions, as on a live cluster. Before each /mutate run the pods created
+// by earlier runs are deleted and every reservation still held is released
+// (route /loadgen/reset, so also with --serve / --target): successive runs
+// start from the same view. --appear-ms -1: pods never appear, reservations
+// stay until their 30 s lifetime ends (the loadgen before this option).
 //
 // --connections N opens N more TLS keep-alive connections before the run, each
 // sending one request, and holds them idle throughout (an API server's pool:
@@ -71,9 +83,11 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <deque>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <mutex>
 #include <sstream>
 #include <string>
@@ -90,6 +104,7 @@
 #include "scoring/profile.h"
 #include "test/support/cluster_generator.h"
 #include "test/support/http_test_client.h"
+#include "webhook/certs_kube_api.h"
 #include "webhook/http_server.h"
 #include "webhook/kube/event_recorder.h"
 #include "webhook/kube/kube_feed.h"
@@ -122,6 +137,7 @@ struct Options {
   int connections = 0;  // idle keep-alive connections held open during the run
   int slowloris = 0;    // connections sending their headers a byte at a time
   int slowlorisIntervalMs = 100;
+  int appearMs = 10;  // the API server's pod watch shows an admitted pod this long after its answer; -1: never
   std::string serveDir;   // --serve: server only
   std::string targetDir;  // --target: clients only, against a --serve process
   int serverPid = 0;
@@ -249,12 +265,175 @@ constexpr std::string_view kUidPlaceholder = "00000000-0000-4000-8000-0000000000
 struct Payload {
   std::string body;
   size_t uidOffset;
+  int podIndex;  // generatePendingPod's index
+};
+
+// A request uid: a counter, with the pending pod's generator index in the
+// second group, so the API server model (in another process with --serve)
+// knows which pod a review created.
+std::string requestUid(uint64_t n, int podIndex) {
+  char uid[40];
+  std::snprintf(uid, sizeof uid, "%08llx-%04x-4000-8000-%012llx", (unsigned long long)(n >> 32),
+                unsigned(podIndex) & 0xffffu, (unsigned long long)(n & 0xffffffffffffULL));
+  return uid;
+}
+
+// What the loadgen does in the API server's place (see --appear-ms above).
+// admitted() is called by the /mutate route's workers, reset() between runs.
+// Thread-safety: every method may be called from any thread.
+class ApiServerModel {
+ public:
+  ApiServerModel(ClusterState& state, const GeneratorParams& params, int appearMs, PodObserver* observer)
+      : state_(state), params_(params), delay_(std::chrono::milliseconds(appearMs)), observer_(observer),
+        handler_(kube::makePodHandler(state, observer)), thread_([this] { run(); }) {}
+  ~ApiServerModel() {
+    {
+      std::lock_guard lock(mutex_);
+      stopping_ = true;
+    }
+    wake_.notify_all();
+    thread_.join();
+  }
+
+  // The webhook answered `response` to a review: a pod assigned to a node is
+  // created (the patch applied) and shows in the watch after the delay.
+  void admitted(std::string_view response) {
+    const std::string_view uid = field(response, "\"uid\":\"");
+    const std::string_view patch = field(response, "\"patch\":\"");
+    if (uid.size() != kUidPlaceholder.size() || patch.empty()) return;
+    auto decoded = certs::base64Decode("patch", patch);
+    if (!decoded) return;
+    const std::string_view node = field(*decoded, "\"/spec/nodeName\",\"value\":\"");
+    if (node.empty()) return;
+    const int podIndex = std::stoi(std::string(uid.substr(9, 4)), nullptr, 16);
+    std::string podUid(uid);
+    podUid[14] = '5';  // the API server's own uid for the pod, not the request's
+    std::string text = podText(podIndex, podUid, uid, node);
+    std::lock_guard lock(mutex_);
+    created_.push_back(podUid);
+    queue_.push_back({Clock::now() + delay_, std::move(text)});
+    wake_.notify_one();
+  }
+
+  // Deletes every pod created so far and releases every reservation still
+  // held; pods not yet shown in the watch never will be.
+  void reset() {
+    std::vector<std::string> created;
+    {
+      std::lock_guard lock(mutex_);
+      queue_.clear();
+      created.swap(created_);
+    }
+    {
+      // A new handler: the old one applies what it has queued before it goes.
+      std::lock_guard lock(handlerMutex_);
+      handler_.reset();
+      handler_ = kube::makePodHandler(state_, observer_);
+    }
+    state_.update([&](MutableClusterView& view) {
+      for (const std::string& uid : created) view.removePod(uid);
+      view.expireReservations(Clock::time_point::max());
+    });
+  }
+
+ private:
+  static std::string_view field(std::string_view text, std::string_view prefix) {
+    const size_t at = text.find(prefix);
+    if (at == std::string_view::npos) return {};
+    const size_t start = at + prefix.size();
+    const size_t end = text.find('"', start);
+    return end == std::string_view::npos ? std::string_view() : text.substr(start, end - start);
+  }
+
+  // The created pod's JSON, from a template per pending pod: the generated
+  // pod with spec.nodeName, metadata.name and uid, and placer's annotations set.
+  std::string podText(int podIndex, std::string_view podUid, std::string_view requestUid, std::string_view node) {
+    const std::vector<std::string>* parts;
+    {
+      std::lock_guard lock(mutex_);
+      auto it = templates_.find(podIndex);
+      if (it == templates_.end()) it = templates_.emplace(podIndex, makeTemplate(podIndex)).first;
+      parts = &it->second;  // node-based map: stays put
+    }
+    std::string out;
+    for (size_t i = 0; i < parts->size(); ++i) {
+      if (i > 0) {
+        const char hole = (*parts)[i][0];
+        out += hole == 'N' ? node : hole == 'U' ? podUid : hole == 'R' ? requestUid : podUid.substr(24);
+      }
+      out.append((*parts)[i], i > 0 ? 1 : 0);
+    }
+    return out;
+  }
+
+  // The pod's text split at its holes; every part after the first starts with
+  // the hole's letter: N node, U pod uid, R request uid, S name suffix.
+  std::vector<std::string> makeTemplate(int podIndex) const {
+    json pod = generatePendingPod(params_, podIndex);
+    json& metadata = pod["metadata"];
+    metadata["name"] = metadata.value("generateName", std::string("pod-")) + "\x01S";
+    metadata["uid"] = "\x01U";
+    metadata["annotations"]["placer.io/assigned-node"] = "\x01N";
+    metadata["annotations"]["placer.io/reservation"] = "\x01R";
+    pod["spec"]["nodeName"] = "\x01N";
+    pod["status"] = {{"phase", "Pending"}};
+    const std::string text = pod.dump();
+    std::vector<std::string> parts;
+    size_t from = 0;
+    for (size_t at; (at = text.find("\\u0001", from)) != std::string::npos; from = at + 6)
+      parts.push_back(text.substr(from, at - from));
+    parts.push_back(text.substr(from));
+    return parts;
+  }
+
+  void run() {
+    JsonParser parser;  // as the watch parses each event's bytes
+    std::unique_lock lock(mutex_);
+    while (!stopping_) {
+      if (queue_.empty()) {
+        wake_.wait(lock);
+        continue;
+      }
+      const auto due = queue_.front().due;
+      if (Clock::now() < due) {
+        wake_.wait_until(lock, due);
+        continue;
+      }
+      std::string text = std::move(queue_.front().text);
+      queue_.pop_front();
+      lock.unlock();
+      {
+        std::lock_guard handlerLock(handlerMutex_);
+        if (auto value = parser.parse(text)) handler_->upserted(*value);
+      }
+      lock.lock();
+    }
+  }
+
+  struct Pending {
+    Clock::time_point due;
+    std::string text;
+  };
+  ClusterState& state_;
+  const GeneratorParams params_;
+  const Clock::duration delay_;
+  PodObserver* const observer_;
+  std::mutex handlerMutex_;  // handler_, against reset()
+  std::unique_ptr<kube::StateHandler> handler_;
+  std::mutex mutex_;  // the members below
+  std::condition_variable wake_;
+  std::deque<Pending> queue_;
+  std::vector<std::string> created_;
+  std::map<int, std::vector<std::string>> templates_;
+  bool stopping_ = false;
+  std::thread thread_;  // last: starts once the members above exist
 };
 
 std::vector<Payload> makePayloads(const GeneratorParams& params, int count, bool dryRun, int shape) {
   std::vector<Payload> out;
   for (int i = 0; i < count; ++i) {
-    json pod = generatePendingPod(params, shape < 0 ? i : i * kPendingShapes + shape);
+    const int podIndex = shape < 0 ? i : i * kPendingShapes + shape;
+    json pod = generatePendingPod(params, podIndex);
     std::string ns = pod["metadata"].value("namespace", "default");
     json review = {{"kind", "AdmissionReview"},
                    {"apiVersion", "admission.k8s.io/v1"},
@@ -274,7 +453,7 @@ std::vector<Payload> makePayloads(const GeneratorParams& params, int count, bool
                      {"dryRun", dryRun},
                      {"options", {{"kind", "CreateOptions"}, {"apiVersion", "meta.k8s.io/v1"}}}}}};
     std::string body = review.dump();
-    out.push_back({body, body.find(kUidPlaceholder)});
+    out.push_back({body, body.find(kUidPlaceholder), podIndex});
   }
   return out;
 }
@@ -336,11 +515,8 @@ PhaseResult runPhase(const std::string& route, uint16_t port, const std::string&
         }
         const Payload& p = payloads[i++ % payloads.size()];
         body = p.body;
-        char uid[40];
-        uint64_t n = uidCounter.fetch_add(1);
-        std::snprintf(uid, sizeof uid, "%08llx-0000-4000-8000-%012llx", (unsigned long long)(n >> 32),
-                      (unsigned long long)(n & 0xffffffffffffULL));
-        std::memcpy(body.data() + p.uidOffset, uid, kUidPlaceholder.size());
+        const std::string uid = requestUid(uidCounter.fetch_add(1), p.podIndex);
+        std::memcpy(body.data() + p.uidOffset, uid.data(), kUidPlaceholder.size());
         auto start = o.rate > 0 ? due : Clock::now();
         if (o.rate > 0) due += std::chrono::duration_cast<Clock::duration>(period);
         auto r = (*client)->request("POST", route, body);
@@ -408,9 +584,17 @@ int runClients(const Options& o, const GeneratorParams& params) {
     if (o.serverPid > 0) std::printf("server RSS with them: %.1f MB\n", rssMb(o.serverPid));
   }
   background.startSlowloris(o.slowloris, o.slowlorisIntervalMs);
-  std::atomic<uint64_t> uids{1};
+  // Request uids unique across client processes (a reservation is keyed by its uid).
+  std::atomic<uint64_t> uids{(uint64_t(getpid()) << 32) | 1};
   if (o.route == "both" || o.route == "echo") report(runPhase("/echo", port, caPem, payloads, o, uids));
-  if (o.route == "both" || o.route == "mutate") report(runPhase("/mutate", port, caPem, payloads, o, uids));
+  if (o.route == "both" || o.route == "mutate") {
+    testing::ClientOptions co;
+    co.port = port;
+    co.caPem = caPem;
+    auto client = testing::HttpTestClient::connect(co);
+    if (!client || !(*client)->request("POST", "/loadgen/reset", "{}")) std::fprintf(stderr, "reset failed\n");
+    report(runPhase("/mutate", port, caPem, payloads, o, uids));
+  }
   // --route hold: only hold the idle and slowloris connections for --seconds,
   // so that a third process can load the server beside them (client CPU of
   // the two kinds of load kept apart).
@@ -444,6 +628,7 @@ int main(int argc, char** argv) {
     else if (a == "--connections") o.connections = std::stoi(v);
     else if (a == "--slowloris") o.slowloris = std::stoi(v);
     else if (a == "--slowloris-interval") o.slowlorisIntervalMs = std::stoi(v);
+    else if (a == "--appear-ms") o.appearMs = std::stoi(v);
     else if (a == "--serve") o.serveDir = v;
     else if (a == "--target") o.targetDir = v;
     else if (a == "--server-pid") o.serverPid = std::stoi(v);
@@ -519,12 +704,29 @@ int main(int argc, char** argv) {
     placed = std::make_unique<PlacedPods>(metrics, recorder.get());
     context.placed = placed.get();
   }
+  std::unique_ptr<ApiServerModel> apiServer;
+  if (o.appearMs >= 0) apiServer = std::make_unique<ApiServerModel>(state, params, o.appearMs, placed.get());
 
   ListenerOptions listener;
   listener.name = "loadgen";
   listener.address = "127.0.0.1:0";
   listener.certificate = std::shared_ptr<const ServingCertificate>(std::move(*cert));
   listener.routes = webhookRoutes(context);
+  if (apiServer) {
+    for (Route& route : listener.routes) {
+      if (route.path != "/mutate") continue;
+      route.handler = [inner = route.handler, model = apiServer.get()](const HttpRequest& request) {
+        HttpResponse response = inner(request);
+        if (response.status == 200) model->admitted(response.body);
+        return response;
+      };
+    }
+  }
+  // Benchmark-only: the API server model starts again from the generated view.
+  listener.routes.push_back(Route{"POST", "/loadgen/reset", [model = apiServer.get()](const HttpRequest&) {
+                                    if (model) model->reset();
+                                    return HttpResponse::json(200, "{}");
+                                  }});
   // Benchmark-only: the same TLS round trip and body, no decision.
   listener.routes.push_back(Route{"POST", "/echo", [](const HttpRequest&) {
                                     return HttpResponse::json(
@@ -578,7 +780,8 @@ int main(int argc, char** argv) {
   }
   std::printf("clients=%d workers=%d seconds=%.1f, %zu distinct pending pods, %s profile, decision cache %zu entries\n",
               o.clients, o.workers, o.seconds, payloads.size(), o.profile.c_str(), o.decisionCache);
-  std::atomic<uint64_t> uids{1};
+  // Request uids unique across client processes (a reservation is keyed by its uid).
+  std::atomic<uint64_t> uids{(uint64_t(getpid()) << 32) | 1};
   BackgroundConnections background((*server)->port(), ca->certificatePem);
   if (o.connections > 0) {
     const double before = rssMb(0);
@@ -613,36 +816,10 @@ int main(int argc, char** argv) {
         }
       });
     }
-    // --events 1: each admitted pod "appears" (as the watch would show it) once its review was sent.
-    std::thread appear;
-    uint64_t appeared = 1;
-    if (placed) {
-      appear = std::thread([&] {
-        while (!watchDone.load()) {
-          const uint64_t sent = uids.load();
-          if (appeared + 1 >= sent) {
-            std::this_thread::sleep_for(std::chrono::milliseconds(1));
-            continue;
-          }
-          for (; appeared + 1 < sent; ++appeared) {
-            char uid[40];
-            std::snprintf(uid, sizeof uid, "%08llx-0000-4000-8000-%012llx", (unsigned long long)(appeared >> 32),
-                          (unsigned long long)(appeared & 0xffffffffffffULL));
-            Pod pod;
-            pod.namespace_ = "loadgen";
-            pod.name = "pod-" + std::to_string(appeared);
-            pod.uid = uid;
-            pod.nodeName = "node";
-            pod.annotations = {{"placer.io/assigned-node", "node"}, {"placer.io/reservation", uid}};
-            placed->observed(pod);
-          }
-        }
-      });
-    }
+    if (apiServer) apiServer->reset();
     PhaseResult mutate = runPhase("/mutate", (*server)->port(), ca->certificatePem, payloads, o, uids);
     watchDone = true;
     if (watch.joinable()) watch.join();
-    if (appear.joinable()) appear.join();
     report(mutate);
     if (o.watchRate > 0)
       std::printf("  watch: %zu pod events applied meanwhile (%.0f/s)\n", watchEvents, double(watchEvents) / mutate.seconds);
@@ -661,8 +838,8 @@ int main(int argc, char** argv) {
         size_t at = m.find("\n" + key + " ");
         return at == std::string::npos ? std::string("0") : m.substr(at + key.size() + 2, m.find('\n', at + 1) - at - key.size() - 2);
       };
-      std::printf("  events: %llu pods appeared; sent=%s dropped queue_full=%s retries_exhausted=%s\n",
-                  (unsigned long long)appeared, series("placer_events_sent_total").c_str(),
+      std::printf("  events: sent=%s dropped queue_full=%s retries_exhausted=%s\n",
+                  series("placer_events_sent_total").c_str(),
                   series("placer_events_dropped_total{reason=\"queue_full\"}").c_str(),
                   series("placer_events_dropped_total{reason=\"retries_exhausted\"}").c_str());
     }
