@@ -62,7 +62,9 @@ class ClusterFeed {
 };
 
 // A snapshot file as DESIGN.md describes ({"nodes": [...], "pods": [...]}),
-// loaded once at start(); synced() once loaded. "pod" and "config" are ignored.
+// streamed into the state once at start() with the checks of
+// scoring/snapshot.h; synced() once loaded. "pod" and "config" are checked
+// and not used (serve's configuration is its --config).
 std::unique_ptr<ClusterFeed> makeSnapshotFeed(std::string path);
 
 // The built-in example cluster of `placer serve --demo` (webhook/demo_cluster.h).
