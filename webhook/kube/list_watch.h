@@ -26,7 +26,6 @@
 #include "scoring/json_value.h"
 #include "scoring/result.h"
 #include "webhook/kube/api_client.h"
-#include "scoring/json_stream_scanner.h"
 
 namespace placer::kube {
 
