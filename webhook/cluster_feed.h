@@ -61,8 +61,8 @@ class ClusterFeed {
   virtual std::vector<KindProgress> syncProgress() const { return {}; }
 };
 
-// A snapshot file as DESIGN.md describes ({"nodes": [...], "pods": [...]}),
-// loaded once at start(); synced() once loaded. "pod" and "config" are ignored.
+// A snapshot file as DESIGN.md describes, streamed in at start() with the checks
+// of scoring/snapshot.h; synced() once loaded. "pod" and "config" go unused.
 std::unique_ptr<ClusterFeed> makeSnapshotFeed(std::string path);
 
 // The built-in example cluster of `placer serve --demo` (webhook/demo_cluster.h).

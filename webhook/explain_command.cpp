@@ -113,18 +113,18 @@ int print(const Pod& pod, const Decision& decision, const std::string& format) {
 }
 
 int explainSnapshot(const ExplainArgs& args) {
-  auto snapshot = loadSnapshotFile(args.snapshot);
-  if (!snapshot) return fail(snapshot.error().message);
-  if (!snapshot->pod) return fail(args.snapshot + ": \"pod\" is required: the pod to place");
-  auto config = configurationFromJson(snapshot->config);
+  // The snapshot's objects stream straight into the view; what is left is the question.
+  MutableClusterView view;
+  auto query = loadSnapshotFile(args.snapshot, view);
+  if (!query) return fail(query.error().message);
+  if (!query->pod) return fail(args.snapshot + ": \"pod\" is required: the pod to place");
+  auto config = configurationFromJson(query->config);
   if (!config) return fail(args.snapshot + ": config." + config.error().message);
   for (const std::string& warning : config->profile->warnings())
     std::fprintf(stderr, "placer explain: warning: config.%s\n", warning.c_str());
 
-  MutableClusterView view;
-  fillView(view, *snapshot);
   Engine engine(config->profile);
-  return print(*snapshot->pod, engine.place(*snapshot->pod, view, Detail::Full), args.format);
+  return print(*query->pod, engine.place(*query->pod, view, Detail::Full), args.format);
 }
 
 // The pod object from --pod-file (YAML or JSON) or from the API server (--pod).

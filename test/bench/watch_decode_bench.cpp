@@ -20,6 +20,7 @@
 #include "scoring/json_value.h"
 #include "scoring/model.h"
 #include "test/support/cluster_generator.h"
+#include "scoring/json_stream_scanner.h"
 #include "webhook/kube/json_stream.h"
 
 namespace placer {
@@ -116,8 +117,8 @@ const std::vector<std::string>& admissionReviews() {
 
 // Feeds `body` to a scanner in 16 KB pieces, as the socket hands it over.
 template <class OnItem>
-void scanInPieces(kube::JsonStreamScanner::Mode mode, const std::string& body, OnItem onItem) {
-  kube::JsonStreamScanner scanner(mode, [&](std::string_view item) {
+void scanInPieces(JsonStreamScanner::Mode mode, const std::string& body, OnItem onItem) {
+  JsonStreamScanner scanner(mode, [&](std::string_view item) {
     onItem(item);
     return Outcome();
   });
@@ -189,7 +190,7 @@ void BM_ListStreamScanFilterDecode(benchmark::State& state) {
   const std::string& body = listBody();
   for (auto _ : state) {
     size_t decoded = 0;
-    kube::JsonStreamScanner scanner(kube::JsonStreamScanner::Mode::ListItems, [&](std::string_view item) {
+    JsonStreamScanner scanner(JsonStreamScanner::Mode::ListItems, [&](std::string_view item) {
       auto slim = kube::parseFiltered(item, kube::podFilter());
       auto pod = decodePod(*slim);
       decoded += pod.ok();
@@ -210,7 +211,7 @@ void BM_ListStreamScanSimdjsonDecode(benchmark::State& state) {
   JsonParser parser;
   for (auto _ : state) {
     size_t decoded = 0;
-    scanInPieces(kube::JsonStreamScanner::Mode::ListItems, body, [&](std::string_view item) {
+    scanInPieces(JsonStreamScanner::Mode::ListItems, body, [&](std::string_view item) {
       auto pod = decodePod(*parser.parse(item));
       decoded += pod.ok();
     });
@@ -260,7 +261,7 @@ void BM_NodeListStreamFiltered(benchmark::State& state) {
   const std::string& body = nodeListBody();
   for (auto _ : state) {
     size_t decoded = 0;
-    scanInPieces(kube::JsonStreamScanner::Mode::ListItems, body, [&](std::string_view item) {
+    scanInPieces(JsonStreamScanner::Mode::ListItems, body, [&](std::string_view item) {
       decoded += decodeNode(*kube::parseFiltered(item, kube::nodeFilter())).ok();
     });
     benchmark::DoNotOptimize(decoded);
@@ -275,7 +276,7 @@ void BM_NodeListStreamSimdjson(benchmark::State& state) {
   JsonParser parser;
   for (auto _ : state) {
     size_t decoded = 0;
-    scanInPieces(kube::JsonStreamScanner::Mode::ListItems, body, [&](std::string_view item) {
+    scanInPieces(JsonStreamScanner::Mode::ListItems, body, [&](std::string_view item) {
       decoded += decodeNode(*parser.parse(item)).ok();
     });
     benchmark::DoNotOptimize(decoded);
@@ -294,7 +295,7 @@ void BM_PodWatchEventsFiltered(benchmark::State& state) {
   std::vector<kube::RawMember> members;
   for (auto _ : state) {
     size_t decoded = 0;
-    scanInPieces(kube::JsonStreamScanner::Mode::TopLevelValues, body, [&](std::string_view event) {
+    scanInPieces(JsonStreamScanner::Mode::TopLevelValues, body, [&](std::string_view event) {
       (void)kube::rawObjectMembers(event, members);
       for (const auto& m : members)
         if (m.key == "object") decoded += decodePod(*kube::parseFiltered(m.value, kube::podFilter())).ok();
@@ -311,7 +312,7 @@ void BM_PodWatchEventsSimdjson(benchmark::State& state) {
   JsonParser parser;
   for (auto _ : state) {
     size_t decoded = 0;
-    scanInPieces(kube::JsonStreamScanner::Mode::TopLevelValues, body, [&](std::string_view event) {
+    scanInPieces(JsonStreamScanner::Mode::TopLevelValues, body, [&](std::string_view event) {
       auto parsed = parser.parse(event);
       decoded += decodePod(*parsed->member("object")).ok();
     });
@@ -352,7 +353,7 @@ void BM_ListStreamScanOnly(benchmark::State& state) {
   const std::string& body = listBody();
   for (auto _ : state) {
     size_t items = 0;
-    kube::JsonStreamScanner scanner(kube::JsonStreamScanner::Mode::ListItems, [&](std::string_view) {
+    JsonStreamScanner scanner(JsonStreamScanner::Mode::ListItems, [&](std::string_view) {
       ++items;
       return Outcome();
     });

@@ -59,6 +59,9 @@ const char* const kUsage =
     "  --bookmark-interval-ms MS  bookmark period (default 60000)\n"
     "  --history-limit N          events kept for watches (default 0: unbounded)\n"
     "  --measure-list             after loading, list all pods over HTTPS in pages of 500 and report the time\n"
+    "  --write-snapshot FILE      write the generated cluster as a snapshot (DESIGN.md: namespaces, workloads,\n"
+    "                             nodes, pods and one pending pod) to FILE and exit, serving nothing; for\n"
+    "                             `placer explain --snapshot` and `placer serve --cluster-file`\n"
     "  --load FILE                also load the objects in FILE (repeatable): JSON objects of any served kind,\n"
     "                             told by apiVersion and kind, or Lists of them (kubectl get -o json), one or\n"
     "                             several concatenated; loaded after the generated cluster\n";
@@ -78,6 +81,7 @@ struct Args {
   bool exitAfterCreate = false;
   bool measureList = false;
   std::vector<std::string> loadFiles;
+  std::string writeSnapshot;
 };
 
 bool parseArgs(int argc, char** argv, Args& a, std::string& error) {
@@ -112,6 +116,7 @@ bool parseArgs(int argc, char** argv, Args& a, std::string& error) {
       else if (flag == "--exit-after-create") a.exitAfterCreate = true;
       else if (flag == "--measure-list") a.measureList = true;
       else if (flag == "--load") a.loadFiles.push_back(value());
+      else if (flag == "--write-snapshot") a.writeSnapshot = value();
       else if (flag == "--bookmark-interval-ms") a.options.bookmarkInterval = std::chrono::milliseconds(std::stoll(value()));
       else if (flag == "--history-limit") a.options.historyLimit = std::stoull(value());
       else if (flag == "--help" || flag == "-h") {
@@ -207,6 +212,16 @@ int main(int argc, char** argv) {
   if (!parseArgs(argc, argv, args, error)) {
     std::cerr << "fake-apiserver: " << error << "\n" << kUsage;
     return 2;
+  }
+  if (!args.writeSnapshot.empty()) {
+    std::ofstream out(args.writeSnapshot, std::ios::binary);
+    placer::writeSnapshot(out, args.params);
+    out.close();
+    if (!out) {
+      std::cerr << "fake-apiserver: cannot write " << args.writeSnapshot << "\n";
+      return 1;
+    }
+    return 0;
   }
   // Block the stop signals in every thread; the main thread waits for them.
   sigset_t stopSignals;

@@ -308,6 +308,40 @@ TEST(ServeCommandTest, ServesASnapshotFileWithCertificateFiles) {
   std::filesystem::remove_all(dir);
 }
 
+// --cluster-file is checked as `explain --snapshot` checks it: a snapshot
+// that does not decode is not served, and the message names the element.
+TEST(ServeCommandTest, ASnapshotFileThatDoesNotDecodeIsNotServed) {
+  std::string dir = ::testing::TempDir() + "placer-serve-bad-" + std::to_string(getpid());
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir + "/tls.crt") << testPki().serving.certificatePem;
+  std::ofstream(dir + "/tls.key") << testPki().serving.privateKeyPem;
+  const std::string node = R"({"metadata":{"name":"n1"},"status":{"allocatable":{"cpu":"4","memory":"8Gi"}}})";
+  struct Case {
+    const char* name;
+    std::string snapshot;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {"DuplicateNode", R"({"nodes":[)" + node + "," + node + "]}", "nodes[1].metadata.name: Duplicate value: \"n1\""},
+      {"BadQuantity",
+       R"({"nodes":[)" + node + R"(],"pods":[{"metadata":{"name":"p","namespace":"d"},"spec":{"nodeName":"n1",)" +
+           R"("containers":[{"name":"c","resources":{"requests":{"cpu":"abc"}}}]}}]})",
+       "pods[0].spec.containers[0].resources.requests.cpu: invalid quantity \"abc\""},
+      {"CutShort", R"({"nodes":[)" + node, "invalid JSON"},
+  };
+  for (const Case& k : cases) {
+    SCOPED_TRACE(k.name);
+    const std::string file = dir + "/" + k.name + ".json";
+    std::ofstream(file) << k.snapshot;
+    Process p({PLACER_BINARY, "serve", "--cluster-file", file, "--tls-cert-file", dir + "/tls.crt", "--tls-key-file",
+               dir + "/tls.key", "--listen", "127.0.0.1:0"});
+    EXPECT_EQ(p.waitExit(std::chrono::seconds(20)), 2);
+    const std::string err = p.stderrText();
+    EXPECT_NE(err.find(file + ": " + k.message), std::string::npos) << err;
+  }
+  std::filesystem::remove_all(dir);
+}
+
 TEST(ServeCommandTest, BadArgumentsAndMissingCertificateExit2WithAMessage) {
   struct Case {
     std::vector<std::string> args;

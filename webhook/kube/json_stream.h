@@ -1,17 +1,13 @@
 #pragma once
-// Incremental decoding of API server responses without holding them whole.
-//
-//  - JsonStreamScanner is fed the body in arbitrary pieces (as the socket
-//    delivers them) and hands out each complete value it is asked for: every
-//    top-level value of a watch stream (concatenated JSON objects; newlines
-//    are not relied upon), or every element of a list's "items" array plus the
-//    list's "metadata". Everything else is skipped as it streams by.
-//  - parseFiltered turns the bytes of one complete value into a JSON value that
-//    holds only the fields a FieldFilter lists; skipped fields (managedFields,
-//    probes, env, status.conditions, ...) are stepped over without being built.
+// Decoding parts of API server bodies without building them whole: the
+// filtered parser that keeps only the fields a FieldFilter lists (skipped
+// fields such as managedFields, probes, env are stepped over without being
+// built), and raw splitters of one object's members or one array's elements.
+// Bodies that stream in pieces (list pages, watch streams) are split by
+// scoring/json_stream_scanner.h.
 //
 // Measured against a full nlohmann DOM parse in test/bench/watch_decode_bench.cpp.
-// Thread-safety: none; one scanner per stream.
+// Thread-safety: none; each call stands alone.
 
 #include <cstdint>
 #include <functional>
@@ -87,56 +83,5 @@ Outcome forEachFilteredElement(std::string_view arrayBytes, const FieldFilter& f
 
 // A JSON string token (quotes included) unescaped; `quoted` must be one whole token.
 Result<std::string> unescapeJsonString(std::string_view quoted);
-
-class JsonStreamScanner {
- public:
-  enum class Mode {
-    TopLevelValues,  // a watch stream: every top-level value
-    ListItems,       // a list: each element of "items", and "metadata"
-  };
-  // `bytes` is valid only during the call.
-  using Sink = std::function<Outcome(std::string_view bytes)>;
-
-  // In ListItems mode onMetadata receives the list's "metadata" object.
-  JsonStreamScanner(Mode mode, Sink onValue, Sink onMetadata = nullptr);
-
-  // Feeds the next piece of the body. An error (malformed JSON, or one returned
-  // by a sink) ends the stream: later calls return it again.
-  Outcome feed(std::string_view piece);
-  // The body ended: an error if a value is incomplete (or, for a list, if the
-  // top-level object is not closed).
-  Outcome finish();
-
-  uint64_t bytesSeen() const { return offset_; }
-
- private:
-  Outcome fail(std::string message, uint64_t at);
-  // The captured value ends at piece[to - 1]; it began at piece[from] or in an earlier piece.
-  Outcome emitFrom(const char* piece, size_t from, size_t to, uint64_t at);
-
-  Mode mode_;
-  Sink onValue_;
-  Sink onMetadata_;
-
-  // Lexical state.
-  uint64_t offset_ = 0;
-  int depth_ = 0;
-  bool inString_ = false;
-  bool escape_ = false;
-  bool inScalar_ = false;  // inside a number / literal at capture depth
-  // Capture of the current value of interest.
-  bool capturing_ = false;
-  int captureDepth_ = 0;  // depth at which the captured value started
-  const Sink* captureSink_ = nullptr;
-  std::string capture_;
-  // ListItems: the key at depth 1 and whether the next string at depth 1 is a key.
-  bool expectKey_ = false;
-  bool readingKey_ = false;
-  std::string key_;
-  bool inItems_ = false;
-  bool topClosed_ = false;
-  bool failed_ = false;
-  std::string error_;
-};
 
 }  // namespace placer::kube

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "scoring/json_stream_scanner.h"
 #include "webhook/log.h"
 
 namespace placer::kube {

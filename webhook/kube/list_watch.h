@@ -3,7 +3,7 @@
 // (paginated) list, then a watch from the list's resourceVersion with
 // bookmarks; re-watch from the last seen version when a watch ends; relist
 // when the server says the version is gone (410); back off exponentially with
-// jitter after failures. Objects are framed as they stream in (json_stream.h),
+// jitter after failures. Objects are framed as they stream in (scoring/json_stream_scanner.h),
 // parsed (scoring/json_value.h) and handed to a ResourceHandler.
 //
 // Thread-safety: start() and stop() from one owning thread; the handler is
@@ -26,7 +26,6 @@
 #include "scoring/json_value.h"
 #include "scoring/result.h"
 #include "webhook/kube/api_client.h"
-#include "webhook/kube/json_stream.h"
 
 namespace placer::kube {
 

@@ -1,0 +1,274 @@
+#include "scoring/json_stream_scanner.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+
+namespace placer {
+
+using json_bytes::endsScalar;
+using json_bytes::isSpace;
+using json_bytes::nextStructural;
+
+JsonStreamScanner::JsonStreamScanner(Mode mode, Sink onValue, Sink onMetadata)
+    : mode_(mode), onValue_(std::move(onValue)), onMetadata_(std::move(onMetadata)) {
+  if (mode == Mode::Members) std::abort();  // Members has its own constructor: a programming error
+}
+
+JsonStreamScanner::JsonStreamScanner(std::vector<std::string> splitKeys, MemberSink onMember, MemberSink onElement)
+    : mode_(Mode::Members),
+      splitKeys_(std::move(splitKeys)),
+      onMember_(std::move(onMember)),
+      onElement_(std::move(onElement)) {}
+
+Outcome JsonStreamScanner::fail(std::string message, uint64_t at) {
+  if (!failed_) {
+    failed_ = true;
+    error_ = "offset " + std::to_string(at) + ": " + std::move(message);
+  }
+  return Error{error_};
+}
+
+bool JsonStreamScanner::startValue(char c, uint64_t at, bool& capture) {
+  capture = false;
+  if (depth_ == 0) {
+    if (c != '{') {
+      const char* what = mode_ == Mode::TopLevelValues ? "expected an object at the top level"
+                         : mode_ == Mode::ListItems    ? "a list must be an object"
+                                                       : "expected an object";
+      return (void)fail(what, at), false;
+    }
+    if (mode_ == Mode::TopLevelValues) {
+      captureTarget_ = Target::Value;
+      capture = true;
+    }
+    return true;
+  }
+  if (depth_ == 1 && mode_ == Mode::ListItems) {
+    if (key_ == "items") {
+      if (c == '[') inItems_ = true;
+      else if (c != 'n') return (void)fail("items must be an array", at), false;
+    } else if (key_ == "metadata" && c == '{') {
+      captureTarget_ = Target::Metadata;
+      capture = true;
+    }
+    return true;
+  }
+  if (depth_ == 1 && mode_ == Mode::Members) {
+    if (c == '[' && std::find(splitKeys_.begin(), splitKeys_.end(), key_) != splitKeys_.end()) {
+      inItems_ = true;
+      return true;
+    }
+    captureTarget_ = Target::Member;
+    capture = true;
+    return true;
+  }
+  if (depth_ == 2 && inItems_) {
+    if (mode_ == Mode::ListItems && c != '{') return (void)fail("items must be objects", at), false;
+    captureTarget_ = mode_ == Mode::ListItems ? Target::Value : Target::Element;
+    capture = true;
+  }
+  return true;
+}
+
+bool JsonStreamScanner::keyRead(uint64_t at) {
+  if (mode_ != Mode::Members) return true;
+  if (std::find(keysSeen_.begin(), keysSeen_.end(), key_) != keysSeen_.end())
+    return (void)fail("\"" + key_ + "\" appears twice", at), false;
+  keysSeen_.push_back(key_);
+  return true;
+}
+
+Outcome JsonStreamScanner::emitFrom(const char* piece, size_t from, size_t to, uint64_t at) {
+  capturing_ = false;
+  std::string_view bytes;
+  if (capture_.empty()) {
+    // The whole value lies in this piece: hand it out without a copy.
+    bytes = std::string_view(piece + from, to - from);
+  } else {
+    capture_.append(piece + from, to - from);
+    bytes = capture_;
+  }
+  Outcome result;
+  switch (captureTarget_) {
+    case Target::Value:
+      if (onValue_) result = onValue_(bytes);
+      break;
+    case Target::Metadata:
+      if (onMetadata_) result = onMetadata_(bytes);
+      break;
+    case Target::Member:
+      if (onMember_) result = onMember_(key_, bytes);
+      break;
+    case Target::Element:
+      if (onElement_) result = onElement_(key_, bytes);
+      break;
+  }
+  capture_.clear();
+  if (!result) return fail(result.error().message, at);
+  return {};
+}
+
+Outcome JsonStreamScanner::feed(std::string_view piece) {
+  if (failed_) return Error{error_};
+  const char* p = piece.data();
+  const size_t n = piece.size();
+  size_t captureFrom = 0;  // where the captured bytes of this piece begin
+  size_t i = 0;
+
+  // A value starts at piece[i] (depth before it: depth_): captured or not.
+  auto begin = [&](char c) -> bool {
+    bool capture = false;
+    if (!startValue(c, offset_ + i, capture)) return false;
+    if (capture) {
+      capturing_ = true;
+      captureDepth_ = depth_;
+      captureFrom = i;
+    }
+    return true;
+  };
+
+  while (i < n) {
+    if (inString_ && !readingKey_) {
+      // A string body: memchr to the next quote; it ends the string unless an
+      // odd run of backslashes precedes it. Position i is never itself escaped
+      // here (a pending escape from the previous piece is consumed first), so
+      // runs are counted back to i only.
+      if (escape_) {
+        escape_ = false;
+        ++i;
+        continue;
+      }
+      while (true) {
+        const void* q = std::memchr(p + i, '"', n - i);
+        size_t end = q ? static_cast<size_t>(static_cast<const char*>(q) - p) : n;
+        size_t k = end;
+        while (k > i && p[k - 1] == '\\') --k;
+        const bool odd = (end - k) % 2 == 1;
+        if (!q) {
+          escape_ = odd;  // the next piece's first byte is escaped
+          i = n;
+          break;
+        }
+        i = end + 1;
+        if (!odd) {
+          inString_ = false;
+          break;
+        }
+        if (i >= n) break;
+      }
+      // A captured string value (a member's or element's) ends with its quote.
+      if (!inString_ && capturing_ && depth_ == captureDepth_)
+        if (Outcome r = emitFrom(p, captureFrom, i, offset_ + i - 1); !r) return r;
+      continue;
+    }
+    if (capturing_ && !inScalar_) {
+      // Inside a captured object or array only strings and brackets matter;
+      // the value's own syntax is checked when it is parsed.
+      i = nextStructural(p, i, n);
+      if (i >= n) break;
+      const char c = p[i];
+      if (c == '"') {
+        inString_ = true;
+      } else if (c == '{' || c == '[') {
+        ++depth_;
+      } else if (--depth_ == captureDepth_) {
+        if (Outcome r = emitFrom(p, captureFrom, i + 1, offset_ + i); !r) return r;
+      }
+      ++i;
+      continue;
+    }
+    if (inString_) {
+      // A key at depth 1 of a list or an object of members.
+      size_t j = i;
+      if (escape_) {
+        escape_ = false;
+        ++j;
+      }
+      while (j < n && p[j] != '"' && p[j] != '\\') ++j;
+      key_.append(p + i, j - i);
+      if (j >= n) {
+        i = n;
+        break;
+      }
+      if (p[j] == '\\') {
+        key_.push_back('\\');
+        escape_ = true;
+        i = j + 1;
+        continue;
+      }
+      inString_ = false;
+      readingKey_ = false;
+      if (!keyRead(offset_ + j)) return Error{error_};
+      i = j + 1;
+      continue;
+    }
+    const char c = p[i];
+    if (inScalar_) {
+      if (!endsScalar(c)) {
+        ++i;
+        continue;
+      }
+      inScalar_ = false;
+      // A captured number or literal ends at the byte after it.
+      if (capturing_)
+        if (Outcome r = emitFrom(p, captureFrom, i, offset_ + i); !r) return r;
+    }
+    if (isSpace(c)) {
+      ++i;
+      continue;
+    }
+    // Here nothing is being captured: a captured value is consumed above to its end.
+    if (topClosed_ && objectMode())
+      return fail(mode_ == Mode::ListItems ? "unexpected data after the list" : "unexpected data after the object",
+                  offset_ + i);
+    switch (c) {
+      case '"':
+        if (objectMode() && depth_ == 1 && expectKey_) {
+          expectKey_ = false;
+          readingKey_ = true;
+          key_.clear();
+        } else if (!begin(c)) {
+          return Error{error_};
+        }
+        inString_ = true;
+        break;
+      case '{':
+      case '[':
+        if (!begin(c)) return Error{error_};
+        ++depth_;
+        if (depth_ == 1 && objectMode()) expectKey_ = true;
+        break;
+      case '}':
+      case ']':
+        if (depth_ == 0) return fail("unbalanced closing bracket", offset_ + i);
+        --depth_;
+        if (depth_ == 1 && c == ']') inItems_ = false;
+        if (depth_ == 0 && objectMode()) topClosed_ = true;
+        break;
+      case ',':
+        if (depth_ == 1 && objectMode()) expectKey_ = true;
+        break;
+      case ':':
+        break;
+      default:
+        if (!begin(c)) return Error{error_};
+        inScalar_ = true;
+        break;
+    }
+    ++i;
+  }
+  if (capturing_) capture_.append(p + captureFrom, n - captureFrom);
+  offset_ += n;
+  return {};
+}
+
+Outcome JsonStreamScanner::finish() {
+  if (failed_) return Error{error_};
+  if (inString_ || depth_ != 0 || capturing_) return fail("the body ended inside a value", offset_);
+  if (mode_ == Mode::ListItems && !topClosed_) return fail("the body ended before the list", offset_);
+  if (mode_ == Mode::Members && !topClosed_) return fail("the body ended before the object", offset_);
+  return {};
+}
+
+}  // namespace placer

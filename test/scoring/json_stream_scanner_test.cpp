@@ -1,0 +1,262 @@
+// Splitting bodies that stream in pieces: watch streams framed without
+// newlines, lists split into items as they arrive, snapshot objects split into
+// members and array elements, wherever the pieces break.
+#include "scoring/json_stream_scanner.h"
+
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+namespace placer {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+struct Collected {
+  std::vector<std::string> values;
+  std::vector<std::string> metadata;
+};
+
+// Feeds `body` in pieces of `step` bytes (0: all at once).
+Outcome scan(JsonStreamScanner::Mode mode, std::string_view body, size_t step, Collected& out) {
+  JsonStreamScanner scanner(
+      mode,
+      [&](std::string_view v) {
+        out.values.emplace_back(v);
+        return Outcome();
+      },
+      [&](std::string_view m) {
+        out.metadata.emplace_back(m);
+        return Outcome();
+      });
+  if (step == 0) step = body.size() ? body.size() : 1;
+  for (size_t i = 0; i < body.size(); i += step)
+    if (Outcome r = scanner.feed(body.substr(i, step)); !r) return r;
+  return scanner.finish();
+}
+
+const std::string kEventA = R"({"type":"ADDED","object":{"metadata":{"name":"a}{\"","resourceVersion":"5"}}})";
+const std::string kEventB = R"({"type":"MODIFIED","object":{"s":"\\","n":[1,{"x":"]"}],"u":"\u00e9"}})";
+const std::string kEventC = R"({"type":"BOOKMARK","object":{"metadata":{"resourceVersion":"9"}}})";
+
+struct SplitCase {
+  const char* name;
+  std::string body;
+  std::vector<std::string> values;
+};
+
+class WatchFramingTest : public ::testing::TestWithParam<SplitCase> {};
+
+TEST_P(WatchFramingTest, YieldsEachEventWhereverThePiecesBreak) {
+  for (size_t step : {size_t(0), size_t(1), size_t(2), size_t(3), size_t(7), size_t(64)}) {
+    Collected got;
+    Outcome r = scan(JsonStreamScanner::Mode::TopLevelValues, GetParam().body, step, got);
+    ASSERT_TRUE(r) << "step " << step << ": " << r.error().message;
+    EXPECT_EQ(got.values, GetParam().values) << "step " << step;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, WatchFramingTest,
+    ::testing::Values(SplitCase{"Empty", "", {}},
+                      SplitCase{"OneEvent", kEventA, {kEventA}},
+                      SplitCase{"ConcatenatedWithoutNewlines", kEventA + kEventB + kEventC, {kEventA, kEventB, kEventC}},
+                      SplitCase{"NewlineDelimited", kEventA + "\n" + kEventB + "\r\n", {kEventA, kEventB}},
+                      SplitCase{"WhitespaceBetween", "  \n" + kEventC + " \t " + kEventA, {kEventC, kEventA}}),
+    [](const auto& info) { return info.param.name; });
+
+// Backslash runs of every parity next to quotes and brackets, cut at every
+// byte: whether a quote ends a string depends on bytes of the previous piece.
+TEST(WatchEscapeTest, BackslashRunsAcrossEveryPieceBoundary) {
+  const std::string a = R"({"type":"ADDED","object":{"a":"\\","b":"\\\"}","c":"x\\\\","d":"\"{[","e":["\\\\\\\"]"]}})";
+  const std::string b = R"({"type":"DELETED","object":{"k\\\"":"}\\\\\\","z":{}}})";
+  const std::string body = a + "\n" + b;
+  for (size_t cut = 0; cut <= body.size(); ++cut) {
+    Collected got;
+    JsonStreamScanner scanner(JsonStreamScanner::Mode::TopLevelValues, [&](std::string_view v) -> Outcome {
+      got.values.emplace_back(v);
+      return {};
+    });
+    ASSERT_TRUE(scanner.feed(std::string_view(body).substr(0, cut))) << "cut " << cut;
+    ASSERT_TRUE(scanner.feed(std::string_view(body).substr(cut))) << "cut " << cut;
+    ASSERT_TRUE(scanner.finish()) << "cut " << cut;
+    EXPECT_THAT(got.values, ElementsAre(a, b)) << "cut " << cut;
+  }
+  for (size_t step = 1; step < 10; ++step) {
+    Collected got;
+    ASSERT_TRUE(scan(JsonStreamScanner::Mode::TopLevelValues, body, step, got));
+    EXPECT_THAT(got.values, ElementsAre(a, b)) << "step " << step;
+    EXPECT_TRUE(nlohmann::json::accept(got.values[0]));
+  }
+}
+
+struct BadStream {
+  const char* name;
+  JsonStreamScanner::Mode mode;
+  std::string body;
+  const char* error;
+};
+
+class StreamErrorTest : public ::testing::TestWithParam<BadStream> {};
+
+TEST_P(StreamErrorTest, IsAnErrorNotACrash) {
+  for (size_t step : {size_t(0), size_t(1)}) {
+    Collected got;
+    Outcome r = scan(GetParam().mode, GetParam().body, step, got);
+    ASSERT_FALSE(r) << "step " << step;
+    EXPECT_THAT(r.error().message, HasSubstr(GetParam().error));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, StreamErrorTest,
+    ::testing::Values(
+        BadStream{"CutMidEvent", JsonStreamScanner::Mode::TopLevelValues, kEventA + kEventB.substr(0, 20),
+                  "ended inside a value"},
+        BadStream{"CutInString", JsonStreamScanner::Mode::TopLevelValues, R"({"a":"x)", "ended inside a value"},
+        BadStream{"TopLevelScalar", JsonStreamScanner::Mode::TopLevelValues, "42", "expected an object"},
+        BadStream{"StrayClose", JsonStreamScanner::Mode::TopLevelValues, kEventA + "}", "unbalanced"},
+        BadStream{"ListNotObject", JsonStreamScanner::Mode::ListItems, "[1,2]", "a list must be an object"},
+        BadStream{"ItemsNotArray", JsonStreamScanner::Mode::ListItems, R"({"items":{"a":1}})", "items must be an array"},
+        BadStream{"ItemNotObject", JsonStreamScanner::Mode::ListItems, R"({"items":[1]})", "items must be objects"},
+        BadStream{"ListCut", JsonStreamScanner::Mode::ListItems, R"({"metadata":{},"items":[{"a":1})",
+                  "ended inside a value"},
+        BadStream{"EmptyListBody", JsonStreamScanner::Mode::ListItems, "", "ended before the list"}),
+    [](const auto& info) { return info.param.name; });
+
+TEST(ListScanTest, YieldsItemsAndMetadataWhereverThePiecesBreak) {
+  const std::string item1 = R"({"metadata":{"name":"p1","labels":{"items":"x"}},"items":[{"metadata":{}}]})";
+  const std::string item2 = R"({"metadata":{"name":"p\"2"},"spec":{}})";
+  const std::string meta = R"({"resourceVersion":"123","continue":"abc"})";
+  const std::string body = R"({"kind":"PodList","apiVersion":"v1","metadata":)" + meta + R"(,"items":[ )" + item1 +
+                           " ,\n" + item2 + R"(],"extra":{"items":[{"no":1}]}})";
+  for (size_t step : {size_t(0), size_t(1), size_t(5), size_t(13)}) {
+    Collected got;
+    Outcome r = scan(JsonStreamScanner::Mode::ListItems, body, step, got);
+    ASSERT_TRUE(r) << r.error().message;
+    EXPECT_THAT(got.values, ElementsAre(item1, item2)) << "step " << step;
+    EXPECT_THAT(got.metadata, ElementsAre(meta)) << "step " << step;
+  }
+}
+
+TEST(ListScanTest, EmptyAndNullItems) {
+  for (const char* body : {R"({"metadata":{"resourceVersion":"1"},"items":[]})",
+                           R"({"metadata":{"resourceVersion":"1"},"items":null})"}) {
+    Collected got;
+    Outcome r = scan(JsonStreamScanner::Mode::ListItems, body, 1, got);
+    ASSERT_TRUE(r) << body << ": " << r.error().message;
+    EXPECT_TRUE(got.values.empty());
+    EXPECT_EQ(got.metadata.size(), 1u);
+  }
+}
+
+TEST(ListScanTest, ASinkErrorStopsTheStream) {
+  JsonStreamScanner scanner(JsonStreamScanner::Mode::TopLevelValues,
+                            [](std::string_view) { return Outcome(Error{"stop here"}); });
+  Outcome r = scanner.feed(kEventA + kEventB);
+  ASSERT_FALSE(r);
+  EXPECT_THAT(r.error().message, HasSubstr("stop here"));
+  EXPECT_FALSE(scanner.feed(kEventC));
+}
+
+
+// --- Members: a snapshot's top-level object ------------------------------------
+
+// (what, key, bytes) in the order handed out: what is "member" or "element".
+using Handed = std::vector<std::tuple<std::string, std::string, std::string>>;
+
+Outcome scanMembers(std::string_view body, size_t step, Handed& out) {
+  JsonStreamScanner scanner(
+      {"nodes", "pods"},
+      [&](std::string_view key, std::string_view v) {
+        out.emplace_back("member", key, v);
+        return Outcome();
+      },
+      [&](std::string_view key, std::string_view v) {
+        out.emplace_back("element", key, v);
+        return Outcome();
+      });
+  if (step == 0) step = body.size() ? body.size() : 1;
+  for (size_t i = 0; i < body.size(); i += step)
+    if (Outcome r = scanner.feed(body.substr(i, step)); !r) return r;
+  return scanner.finish();
+}
+
+TEST(MembersScanTest, SplitsTheNamedArraysAndHandsOutEveryOtherMemberWhole) {
+  const std::string body =
+      R"( {"config":{"a":[1,{"b":"]"}]},"nodes":[ {"n":"}\""} , 42,"s\\",null,[1],true ],)"
+      "\n"
+      R"("pod":null,"count":-7.5e3,"name":"x}","tags":[1,2],"pods":[],"k\"ey":{}} )";
+  const Handed expected = {
+      {"member", "config", R"({"a":[1,{"b":"]"}]})"},
+      {"element", "nodes", R"({"n":"}\""})"},
+      {"element", "nodes", "42"},
+      {"element", "nodes", R"("s\\")"},
+      {"element", "nodes", "null"},
+      {"element", "nodes", "[1]"},
+      {"element", "nodes", "true"},
+      {"member", "pod", "null"},
+      {"member", "count", "-7.5e3"},
+      {"member", "name", R"("x}")"},
+      {"member", "tags", "[1,2]"},
+      {"member", R"(k\"ey)", "{}"},
+  };
+  for (size_t step : {size_t(0), size_t(1), size_t(2), size_t(3), size_t(7), size_t(64)}) {
+    Handed got;
+    Outcome r = scanMembers(body, step, got);
+    ASSERT_TRUE(r) << "step " << step << ": " << r.error().message;
+    EXPECT_EQ(got, expected) << "step " << step;
+  }
+}
+
+TEST(MembersScanTest, ANamedMemberThatIsNotAnArrayIsHandedOutWhole) {
+  Handed got;
+  ASSERT_TRUE(scanMembers(R"({"nodes":{"a":1},"pods":null})", 1, got));
+  EXPECT_EQ(got, (Handed{{"member", "nodes", R"({"a":1})"}, {"member", "pods", "null"}}));
+}
+
+struct BadMembers {
+  const char* name;
+  std::string body;
+  const char* error;
+};
+
+class MembersErrorTest : public ::testing::TestWithParam<BadMembers> {};
+
+TEST_P(MembersErrorTest, IsAnErrorNotACrash) {
+  for (size_t step : {size_t(0), size_t(1)}) {
+    Handed got;
+    Outcome r = scanMembers(GetParam().body, step, got);
+    ASSERT_FALSE(r) << "step " << step;
+    EXPECT_THAT(r.error().message, HasSubstr(GetParam().error));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, MembersErrorTest,
+    ::testing::Values(BadMembers{"NotAnObject", "[1,2,3]", "offset 0: expected an object"},
+                      BadMembers{"Empty", "", "ended before the object"},
+                      BadMembers{"CutInAnElement", R"({"nodes":[{"a":1},{"b")", "ended inside a value"},
+                      BadMembers{"CutInAScalar", R"({"count":12)", "ended inside a value"},
+                      BadMembers{"KeyTwice", R"({"nodes":[],"pod":{},"nodes":[]})", "\"nodes\" appears twice"},
+                      BadMembers{"DataAfter", R"({"pods":[]} {})", "unexpected data after the object"}),
+    [](const auto& info) { return info.param.name; });
+
+TEST(MembersScanTest, ASinkErrorStopsTheStreamAtItsOffset) {
+  JsonStreamScanner scanner(
+      {"pods"}, [](std::string_view, std::string_view) { return Outcome(); },
+      [](std::string_view, std::string_view v) { return v == "2" ? Outcome(Error{"not two"}) : Outcome(); });
+  Outcome r = scanner.feed(R"({"pods":[1,2,3]})");
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().message, "offset 12: not two");
+  EXPECT_FALSE(scanner.finish());
+}
+
+}  // namespace
+}  // namespace placer
