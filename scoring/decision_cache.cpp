@@ -108,6 +108,25 @@ size_t schedulingBytes(const Pod& pod) {
   return n;
 }
 
+namespace {
+
+// About the memory a whole copy of the pod takes, as a cache entry keeps it
+// (Entry::pod, its key): the scheduling fields and the rest (name, uid,
+// labels, annotations, status, owner), which may be far larger (annotations
+// alone up to the API server's 256 KiB). kMaxPodBytes bounds this, not only
+// schedulingBytes.
+size_t retainedBytes(const Pod& pod) {
+  size_t n = schedulingBytes(pod) + bytesOf(pod.name) + bytesOf(pod.generateName) + bytesOf(pod.uid) +
+             bytesOf(pod.labels) + bytesOf(pod.annotations) + bytesOf(pod.phase) + bytesOf(pod.nominatedNodeName) +
+             bytesOf(pod.statusReason) + bytesOf(pod.statusMessage) + bytesOf(pod.ownerKind) +
+             bytesOf(pod.ownerApiVersion) + bytesOf(pod.ownerName);
+  // sizeof(Pod) already counted those strings' own bytes once.
+  n -= 10 * sizeof(std::string);
+  return n;
+}
+
+}  // namespace
+
 void DecisionCache::reset(Entry& entry, const Pod& pod, size_t hash, uint64_t generation) {
   entry.hash = hash;
   entry.pod = pod;
@@ -120,7 +139,7 @@ void DecisionCache::reset(Entry& entry, const Pod& pod, size_t hash, uint64_t ge
 
 std::optional<DecisionCache::Lease> DecisionCache::lease(const Pod& pod, uint64_t generation) {
   const size_t hash = schedulingHash(pod);
-  const bool tooLarge = schedulingBytes(pod) > kMaxPodBytes;
+  const bool tooLarge = retainedBytes(pod) > kMaxPodBytes;
   std::lock_guard lock(mutex_);
   if (tooLarge) {
     ++stats_.bypassed;

@@ -22,6 +22,8 @@
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http.hpp>
 #include <malloc.h>
+#include <sys/resource.h>
+#include <unistd.h>
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 
@@ -51,9 +53,14 @@ constexpr uint32_t kHeaderLimit = 16 * 1024;
 // connection before the client has read the answer (nginx's lingering close).
 constexpr size_t kLingerBytes = 16 * 1024 * 1024;
 constexpr std::chrono::milliseconds kLingerTime{2000};
+// The CPU priority of the large requests' workers (ListenerOptions::largeBodyBytes).
+constexpr int kLargeRequestNice = 10;
 // An unauthenticated request's body up to this size is read (and dropped) to
 // keep the connection; a larger one closes it unread.
 constexpr uint64_t kUnauthenticatedBodyBytes = 64 * 1024;
+// Blocks at least this large are mapped on their own (tuneAllocatorForLargeRequests).
+constexpr size_t kMmapThresholdBytes = 1024 * 1024;
+// After a request this large its worker gives the arenas' free memory back.
 constexpr size_t kTrimAfterBodyBytes = 1024 * 1024;
 
 int installCertificate(SSL* ssl, void* arg) {
@@ -198,13 +205,20 @@ bool constantTimeEquals(std::string_view a, std::string_view b) {
   return diff == 0;
 }
 
-// A fixed pool of workers over a bounded queue of jobs.
+// A fixed pool of workers over a bounded queue of jobs. Thread-safe: any
+// thread may push; stop() once, from one thread.
 class WorkQueue {
  public:
-  WorkQueue(size_t capacity, Gauge& queued) : capacity_(capacity), queued_(queued) {}
+  // `nice` > 0: the workers run at that lower CPU priority.
+  WorkQueue(size_t capacity, Gauge& queued, int nice = 0) : capacity_(capacity), queued_(queued), nice_(nice) {}
 
   void start(int threads, const std::shared_ptr<WorkQueue>& self) {
-    for (int i = 0; i < threads; ++i) threads_.emplace_back([self] { self->work(); });
+    for (int i = 0; i < threads; ++i)
+      threads_.emplace_back([self] {
+        // Per thread on Linux (a thread is a task); lowering needs no privilege.
+        if (self->nice_ > 0) (void)setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), self->nice_);
+        self->work();
+      });
   }
 
   // False (and nothing queued) when the queue is full or stopping.
@@ -253,6 +267,7 @@ class WorkQueue {
 
   const size_t capacity_;
   Gauge& queued_;
+  const int nice_;
   std::mutex mutex_;
   std::condition_variable wake_;
   std::condition_variable done_;
@@ -292,6 +307,7 @@ struct HttpServer::Shared {
   std::unique_ptr<tcp::acceptor> acceptor;
   SslContext tls;  // null: plain HTTP
   std::shared_ptr<WorkQueue> work;
+  std::shared_ptr<WorkQueue> largeWork;  // bodies of options->largeBodyBytes or more
 
   std::mutex liveMutex;
   std::condition_variable liveChanged;
@@ -553,12 +569,14 @@ class Connection : public std::enable_shared_from_this<Connection> {
     }
 
     disarm(Phase::Queued);
+    const bool large = request.body.size() >= options.largeBodyBytes;
     auto shared = std::make_shared<HttpRequest>(std::move(request));
     auto job = [self = shared_from_this(), route = match, shared] {
       HttpResponse response = self->run(*route, *shared);
       // A large request (a pod with tens of thousands of resources) leaves
-      // tens of MB freed in this worker's malloc arena; give them back, so a
-      // burst of large pods does not leave the process that much larger.
+      // tens of MB of small blocks freed in this worker's malloc arena; give
+      // them back, so a burst of large pods does not leave the process that
+      // much larger.
       if (shared->body.size() >= kTrimAfterBodyBytes) {
         shared->body = std::string();
         malloc_trim(0);
@@ -566,7 +584,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
       net::post(self->socket_.get_executor(),
                 [self, response = std::move(response)]() mutable { self->answer(std::move(response), self->ending()); });
     };
-    if (server_->work->tryPush(std::move(job))) return;
+    if ((large ? server_->largeWork : server_->work)->tryPush(std::move(job))) return;
     server_->shed->inc();
     answer(shedAnswer(*match, *shared), ending());
   }
@@ -723,6 +741,12 @@ void HttpServer::Shared::accept(const std::shared_ptr<Shared>& self) {
   });
 }
 
+void tuneAllocatorForLargeRequests() {
+  // A fixed threshold also stops glibc's dynamic raising of it (and of the
+  // trim threshold) after the first large block is freed.
+  (void)mallopt(M_MMAP_THRESHOLD, static_cast<int>(kMmapThresholdBytes));
+}
+
 Result<std::pair<std::string, uint16_t>> splitHostPort(std::string_view address) {
   std::string host;
   std::string_view portText;
@@ -753,6 +777,8 @@ Result<std::unique_ptr<HttpServer>> HttpServer::start(ListenerOptions options) {
   if (options.ioThreads < 1) return Error{"ioThreads: must be at least 1"};
   if (options.maxConnections < 1) return Error{"maxConnections: must be at least 1"};
   if (options.maxQueuedRequests < 0) return Error{"maxQueuedRequests: must not be negative"};
+  if (options.largeWorkerThreads < 1) return Error{"largeWorkerThreads: must be at least 1"};
+  if (options.maxQueuedLargeRequests < 0) return Error{"maxQueuedLargeRequests: must not be negative"};
 
   std::unique_ptr<HttpServer> server(new HttpServer());
   server->options_ = std::make_shared<const ListenerOptions>(std::move(options));
@@ -828,6 +854,9 @@ Result<std::unique_ptr<HttpServer>> HttpServer::start(ListenerOptions options) {
 
   shared->work = std::make_shared<WorkQueue>(static_cast<size_t>(opts.maxQueuedRequests), *shared->queued);
   shared->work->start(opts.workerThreads, shared->work);
+  shared->largeWork = std::make_shared<WorkQueue>(static_cast<size_t>(opts.maxQueuedLargeRequests), *shared->queued,
+                                                  kLargeRequestNice);
+  shared->largeWork->start(opts.largeWorkerThreads, shared->largeWork);
   shared->keepRunning.emplace(shared->io.get_executor());
   shared->acceptRetry = std::make_unique<net::steady_timer>(shared->io);
   shared->accept(shared);
@@ -891,7 +920,9 @@ bool HttpServer::stop(std::chrono::milliseconds bound) {
     std::unique_lock lock(s.liveMutex);
     clean = s.liveChanged.wait_until(lock, deadline, [&] { return s.live.empty(); });
   }
-  clean = s.work->stop(deadline) && clean && s.inFlight.load() == 0;
+  const bool workEnded = s.work->stop(deadline);
+  const bool largeWorkEnded = s.largeWork->stop(deadline);
+  clean = workEnded && largeWorkEnded && clean && s.inFlight.load() == 0;
   if (!clean) {
     logEvent(LogLevel::Warning, "requests still running at shutdown; abandoning them",
              {{"listener", options_->name}, {"inFlight", inFlight()}});

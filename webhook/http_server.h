@@ -107,6 +107,15 @@ struct ListenerOptions {
   int maxConnections = 4096;
   // Fully received requests waiting for a worker; past this, requests are shed.
   int maxQueuedRequests = 256;
+  // Requests whose body is at least largeBodyBytes (a pod with tens of
+  // thousands of resources or host ports; an ordinary review is a few KB) run
+  // on their own largeWorkerThreads, at a lower CPU priority (nice +10), with
+  // their own queue of maxQueuedLargeRequests (past it they are shed): however
+  // many arrive, they never take a worker, nor a core, from ordinary
+  // admissions, and at most largeWorkerThreads of them are in memory at once.
+  size_t largeBodyBytes = 256 * 1024;
+  int largeWorkerThreads = 1;
+  int maxQueuedLargeRequests = 8;
   // Threads running the TLS and HTTP I/O of every connection.
   int ioThreads = 1;
   std::chrono::milliseconds handshakeTimeout{5000};  // accept to TLS handshake done
@@ -116,6 +125,14 @@ struct ListenerOptions {
   // privately, still readable through stats().
   MetricsRegistry* metrics = nullptr;
 };
+
+// Sets the process's allocator (glibc malloc) for serving large requests: a
+// block of 1 MiB or more (a large body, a pod's resource lists) is mapped on
+// its own and returned to the system when freed. glibc otherwise raises that
+// threshold to the largest block freed so far (up to 32 MiB), after which
+// every large body lands in a worker's arena and stays in the process. Call
+// once at start-up, before threads start (placer serve, the loadgens).
+void tuneAllocatorForLargeRequests();
 
 class HttpServer {
  public:

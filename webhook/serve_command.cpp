@@ -11,6 +11,7 @@
 #include <pthread.h>
 #include <sys/resource.h>
 #include <random>
+#include <limits>
 #include <string>
 #include <string_view>
 #include <unistd.h>
@@ -179,6 +180,9 @@ Result<std::unique_ptr<HttpServer>> startExtender(const PlacerSettings& settings
   options.address = settings.extenderListen;
   options.maxBodyBytes = std::max<size_t>(settings.maxRequestBytes, 256u * 1024 * 1024);  // full NodeLists
   options.workerThreads = settings.workerThreads;
+  // Its bodies are large by nature (whole NodeLists without nodeCacheCapable)
+  // and it serves no admission: every request goes to its own workers.
+  options.largeBodyBytes = std::numeric_limits<size_t>::max();
   options.maxConnections = settings.maxConnections;
   options.maxQueuedRequests = settings.maxQueuedRequests;
   options.metrics = webhook.metrics;
@@ -386,6 +390,7 @@ int runServe(int argc, char** argv) {
       std::fputs(kServeUsage, stdout);
       return 0;
     }
+  tuneAllocatorForLargeRequests();  // before any thread starts
   auto args = parseArgs(argc, argv);
   if (!args) {
     std::fprintf(stderr, "placer serve: %s\n%s", args.error().message.c_str(), kServeUsage);

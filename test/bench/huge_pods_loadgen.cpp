@@ -4,25 +4,37 @@
 //
 //   huge_pods_loadgen [--nodes 5000] [--pods-per-node 30] [--count 40000] [--shapes 80]
 //                     [--shape-resources 80000] [--ordinary-rate 200]
+//                     [--tune-allocator 1] [--large-lane 1]
 //
-// Cases, one after the other, each over its own TLS connection:
+// --tune-allocator 0 leaves glibc's allocator as it is (no
+// tuneAllocatorForLargeRequests); --large-lane 0 runs large requests on the
+// ordinary workers (ListenerOptions::largeBodyBytes past any body): both 0 is
+// the server as it was before issue 15's second round (shapes15).
+//
+// Cases, one after the other, each over its own TLS connection, with the
+// issue's sizes (each extended resource takes 35 bytes of the body, as in the
+// issue's 1.4 MB for 40,000):
 //   resources: a pod requesting --count distinct extended resources no node has
-//              (example.com/r-N), answered with no node and a bounded reason;
+//              (example.com/resource-NNNNNNN), 1.4 MB, answered with no node
+//              and a bounded reason;
 //   ports:     a pod with --count host ports (placed, then released by the
 //              reservation's expiry: the sweeper's exclusive-lock work);
 //   shapes:    --shapes distinct dry-run pods of --shape-resources extended
-//              resources each (about 2.8 MB), each a new decision-cache shape.
+//              resources each (2.8 MB), each a new decision-cache shape.
 // Meanwhile a client sends ordinary admissions (generated Deployment pods,
 // dry-run) at --ordinary-rate per second on its own connection; their
 // latency is reported per case, beside a phase without huge pods.
 //
 // In one process: RSS includes the clients' request bodies (one huge body at
-// a time).
+// a time, written as text: the client builds no JSON document of its own).
+// The process tunes its allocator as `placer serve` does (tuneAllocatorForLargeRequests).
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <limits>
+#include <malloc.h>
 #include <string>
 #include <thread>
 #include <vector>
@@ -35,6 +47,7 @@
 #include "scoring/engine.h"
 #include "test/support/cluster_generator.h"
 #include "test/support/http_test_client.h"
+#include "test/support/huge_pods.h"
 #include "webhook/http_server.h"
 #include "webhook/log.h"
 #include "webhook/metrics.h"
@@ -53,6 +66,16 @@ double rssMb() {
   while (std::getline(in, line))
     if (line.rfind("VmRSS:", 0) == 0) return std::stod(line.substr(6)) / 1024.0;
   return 0;
+}
+
+// The heap as glibc's allocator sees it, MB: bytes in use, free but held
+// (in arenas), and mapped blocks (large allocations, returned when freed).
+struct HeapFigures {
+  double used = 0, heldFree = 0, mapped = 0;
+};
+HeapFigures heap() {
+  const struct mallinfo2 m = mallinfo2();
+  return {double(m.uordblks) / 1048576.0, double(m.fordblks) / 1048576.0, double(m.hblkhd) / 1048576.0};
 }
 
 json review(const json& pod, const std::string& uid, bool dryRun) {
@@ -88,6 +111,7 @@ double percentile(std::vector<double> v, double p) {
 int main(int argc, char** argv) {
   int nodes = 5000, podsPerNode = 30, count = 40000, shapes = 80, shapeResources = 80000;
   double ordinaryRate = 200;
+  bool tuneAllocator = true, largeLane = true;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string a = argv[i], v = argv[i + 1];
     if (a == "--nodes") nodes = std::stoi(v);
@@ -96,11 +120,14 @@ int main(int argc, char** argv) {
     else if (a == "--shapes") shapes = std::stoi(v);
     else if (a == "--shape-resources") shapeResources = std::stoi(v);
     else if (a == "--ordinary-rate") ordinaryRate = std::stod(v);
+    else if (a == "--tune-allocator") tuneAllocator = v != "0";
+    else if (a == "--large-lane") largeLane = v != "0";
     else {
       std::fprintf(stderr, "unknown option %s\n", a.c_str());
       return 2;
     }
   }
+  if (tuneAllocator) tuneAllocatorForLargeRequests();  // as placer serve, before any thread starts
   std::FILE* devnull = std::fopen("/dev/null", "w");
   setLogOutput(devnull);
 
@@ -127,6 +154,7 @@ int main(int argc, char** argv) {
   listener.address = "127.0.0.1:0";
   listener.certificate = std::shared_ptr<const ServingCertificate>(std::move(*cert));
   listener.routes = webhookRoutes(context);
+  if (!largeLane) listener.largeBodyBytes = std::numeric_limits<size_t>::max();
   auto server = HttpServer::start(std::move(listener));
   if (!server) {
     std::fprintf(stderr, "%s\n", server.error().message.c_str());
@@ -173,8 +201,9 @@ int main(int argc, char** argv) {
     return ms;
   };
 
-  std::printf("view: %d nodes, %d pods; ordinary admissions at %.0f/s beside each case\n", nodes, nodes * podsPerNode,
-              ordinaryRate);
+  std::printf("view: %d nodes, %d pods; ordinary admissions at %.0f/s beside each case; allocator %s, large lane %s\n",
+              nodes, nodes * podsPerNode, ordinaryRate, tuneAllocator ? "tuned" : "glibc's defaults",
+              largeLane ? "on" : "off");
   // Phase 0: ordinary admissions alone, 3 s.
   std::this_thread::sleep_for(std::chrono::seconds(3));
   const double rss0 = rssMb();
@@ -182,9 +211,10 @@ int main(int argc, char** argv) {
   // Phase 1: extended resources.
   phase = 1;
   {
-    json requests = {{"cpu", "100m"}, {"memory", "64Mi"}};
-    for (int i = 0; i < count; ++i) requests["example.com/r-" + std::to_string(i)] = "1";
-    const std::string body = review(podWith("resources", requests, json::array()), "huge-resources", false).dump();
+    const json requests = {{"cpu", "100m"}, {"memory", "64Mi"}, {testing::kResourcesPlaceholder, ""}};
+    const std::string body =
+        testing::withResources(review(podWith("resources", requests, json::array()), "huge-resources", false).dump(),
+                               "example.com/resource-", count, "1");
     std::string outcome;
     const double before = rssMb();
     const double ms = send(body, outcome);
@@ -217,14 +247,20 @@ int main(int argc, char** argv) {
     double worst = 0;
     size_t bytes = 0;
     for (int s = 0; s < shapes; ++s) {
-      json requests = {{"cpu", std::to_string(100 + s) + "m"}, {"memory", "64Mi"}};
-      for (int i = 0; i < shapeResources; ++i) requests["example.com/s-" + std::to_string(i)] = std::to_string(1 + s);
-      const std::string body = review(podWith("shape-" + std::to_string(s), requests, json::array()),
-                                      "shape-" + std::to_string(s), true)
-                                   .dump();
+      const json requests = {
+          {"cpu", std::to_string(100 + s) + "m"}, {"memory", "64Mi"}, {testing::kResourcesPlaceholder, ""}};
+      const std::string body = testing::withResources(
+          review(podWith("shape-" + std::to_string(s), requests, json::array()), "shape-" + std::to_string(s), true)
+              .dump(),
+          "example.com/shape-r-", shapeResources, std::to_string(10 + s));
       bytes = body.size();
       std::string outcome;
       worst = std::max(worst, send(body, outcome));
+      if (s + 1 == 1 || (s + 1) % 20 == 0) {
+        const HeapFigures h = heap();
+        std::printf("  after %d shapes: RSS %+.0f MB; heap in use %.0f MB, free in arenas %.0f MB, mapped %.0f MB\n",
+                    s + 1, rssMb() - before, h.used, h.heldFree, h.mapped);
+      }
     }
     std::printf("shapes: %d distinct dry-run pods of %.1f MB: slowest answered in %.0f ms, RSS %+.0f MB\n", shapes,
                 double(bytes) / 1e6, worst, rssMb() - before);
@@ -232,9 +268,14 @@ int main(int argc, char** argv) {
   done = true;
   background.join();
   const char* names[] = {"alone", "beside resources", "beside ports (and its release)", "beside shapes"};
-  for (size_t p = 0; p < 4; ++p)
-    std::printf("ordinary admissions %-32s n=%zu p50=%.1f ms p99=%.1f ms max=%.1f ms\n", names[p], ordinary[p].size(),
+  for (size_t p = 0; p < 4; ++p) {
+    std::printf("ordinary admissions %-32s n=%zu p50=%.1f ms p99=%.1f ms max=%.1f ms", names[p], ordinary[p].size(),
                 percentile(ordinary[p], 0.5), percentile(ordinary[p], 0.99), percentile(ordinary[p], 1.0));
+    if (p > 0)
+      std::printf("  (p99 %+.1f ms, max %+.1f ms against alone)", percentile(ordinary[p], 0.99) - percentile(ordinary[0], 0.99),
+                  percentile(ordinary[p], 1.0) - percentile(ordinary[0], 1.0));
+    std::printf("\n");
+  }
   std::printf("RSS: %.0f MB at the start, %.0f MB at the end\n", rss0, rssMb());
   sweeper.stop();
   (*server)->stop(std::chrono::seconds(5));

@@ -8,6 +8,7 @@
 #include "scoring/decision_cache.h"
 
 #include <algorithm>
+#include <functional>
 #include <random>
 #include <string>
 #include <vector>
@@ -272,6 +273,33 @@ TEST(DecisionCache, APodTooLargeToKeepIsDecidedWithoutIt) {
   EXPECT_EQ(cache.stats().bypassed, 1u);
   EXPECT_EQ(cache.size(), 0u);
   EXPECT_TRUE(cache.lease(shape(100), 1)) << "ordinary pods still use it";
+}
+
+// What an entry keeps is the whole pod, not only what schedules it: a pod
+// with small scheduling fields but 200 KB of annotations (the API server
+// allows 256 KiB) is decided without the cache too.
+TEST(DecisionCache, APodWithLargeAnnotationsOrLabelsIsDecidedWithoutIt) {
+  struct Case {
+    std::string name;
+    std::function<void(Pod&)> grow;
+  };
+  const std::vector<Case> cases = {
+      {"200 KB of annotations", [](Pod& p) { p.annotations.emplace_back("example.com/blob", std::string(200000, 'a')); }},
+      {"2,000 labels", [](Pod& p) {
+         for (int i = 0; i < 2000; ++i)
+           p.labels.emplace_back("example.com/label-" + std::to_string(10000 + i), std::string(40, 'v'));
+       }},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    DecisionCache cache(4);
+    Pod pod = shape(100);
+    c.grow(pod);
+    EXPECT_LT(schedulingBytes(pod), DecisionCache::kMaxPodBytes / 8) << "schedules as an ordinary pod";
+    EXPECT_FALSE(cache.lease(pod, 1));
+    EXPECT_EQ(cache.stats().bypassed, 1u);
+    EXPECT_EQ(cache.size(), 0u);
+  }
 }
 
 TEST(DecisionCache, EveryEntryInUseMeansNoEntry) {

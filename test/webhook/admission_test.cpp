@@ -3,10 +3,12 @@
 #include "webhook/admission.h"
 
 #include <algorithm>
+#include <functional>
 #include <future>
 
 #include <gtest/gtest.h>
 
+#include "test/support/huge_pods.h"
 #include "test/webhook/webhook_fixture.h"
 
 namespace placer::testing {
@@ -18,9 +20,10 @@ class AdmissionTest : public ::testing::Test {
     loadView(state_, {nodeJson("node-a", "4", "8Gi"), nodeJson("node-b", "4", "8Gi"), nodeJson("node-c", "2", "4Gi")});
   }
 
-  AdmissionAnswer review(const json& doc, bool synced = true) {
+  AdmissionAnswer review(const json& doc, bool synced = true) { return reviewBody(doc.dump(), synced); }
+  AdmissionAnswer reviewBody(const std::string& body, bool synced = true) {
     AdmissionInput input{engine_, state_, settings_, now_, synced};
-    return reviewAdmission(doc.dump(), input);
+    return reviewAdmission(body, input);
   }
   size_t reservations() {
     return state_.update([](MutableClusterView& v) { return v.reservationCount(); });
@@ -189,17 +192,20 @@ TEST_F(AdmissionTest, NoFeasibleNodeLeavesThePodToTheFallbackSchedulerWithTheRea
   EXPECT_EQ(reservations(), 0u);
 }
 
-// A pod requesting thousands of extended resources no node has: the reason
-// written on it stays far under the API server's 256 KiB annotation limit.
-TEST_F(AdmissionTest, TheUnassignedReasonOfAPodWithThousandsOfMissingResourcesIsBounded) {
+// A pod requesting 40,000 extended resources no node has (a 1.4 MB review,
+// as in issue 15): the reason written on it stays far under the API server's
+// 256 KiB annotation limit.
+TEST_F(AdmissionTest, TheUnassignedReasonOfAPodWithFortyThousandMissingResourcesIsBounded) {
   json pod = podJson("", "team-a", "100m", "64Mi");
-  json& requests = pod["spec"]["containers"][0]["resources"]["requests"];
-  for (int i = 0; i < 8000; ++i) requests["example.com/r-" + std::to_string(i)] = "1";
-  AdmissionAnswer a = review(admissionReview("uid-many", pod));
+  pod["spec"]["containers"][0]["resources"]["requests"][kResourcesPlaceholder] = "";
+  const std::string body =
+      withResources(admissionReview("uid-many", pod).dump(), "example.com/resource-", 40000, "1");
+  ASSERT_GE(body.size(), 1400000u);
+  AdmissionAnswer a = reviewBody(body);
   ASSERT_EQ(a.outcome, AdmissionOutcome::Fallback) << a.reason;
   const std::string reason = patchOf(a.body)[0]["value"]["placer.io/unassigned-reason"];
   EXPECT_LE(reason.size(), kMaxAnnotationBytes);
-  EXPECT_NE(reason.find("3 and 7984 more insufficient resources"), std::string::npos) << reason;
+  EXPECT_NE(reason.find("3 and 39984 more insufficient resources"), std::string::npos) << reason;
 }
 
 // 40,000 host ports: placed, kept off the node for a second such pod, and
@@ -225,20 +231,117 @@ TEST_F(AdmissionTest, APodWithFortyThousandHostPortsIsPlacedHeldAndReleased) {
   EXPECT_EQ(again.outcome, AdmissionOutcome::Assigned);
 }
 
-// Distinct large pod shapes (dry-run reviews are enough) are decided without
-// the decision cache, so they cannot fill it with copies of themselves.
-TEST_F(AdmissionTest, DistinctLargeShapesAreDecidedWithoutFillingTheDecisionCache) {
+// 80 distinct 2.8 MB pod shapes (80,000 extended resources each, dry-run
+// reviews, as in issue 15) are each answered, and decided without the decision
+// cache, so they cannot fill it with copies of themselves.
+TEST_F(AdmissionTest, EightyDistinctLargeShapesAreDecidedWithoutFillingTheDecisionCache) {
   ASSERT_NE(engine_.cache(), nullptr);
   const auto before = engine_.cache()->stats();
-  for (int shape = 0; shape < 8; ++shape) {
+  for (int shape = 0; shape < 80; ++shape) {
     json pod = podJson("", "team-a", std::to_string(100 + shape) + "m", "64Mi");
-    json& requests = pod["spec"]["containers"][0]["resources"]["requests"];
-    for (int i = 0; i < 4000; ++i) requests["example.com/s-" + std::to_string(i)] = std::to_string(1 + shape);
-    AdmissionAnswer a = review(admissionReview("uid-shape-" + std::to_string(shape), pod, "CREATE", /*dryRun=*/true));
+    pod["spec"]["containers"][0]["resources"]["requests"][kResourcesPlaceholder] = "";
+    const std::string uid = "uid-shape-" + std::to_string(shape);
+    const std::string body = withResources(admissionReview(uid, pod, "CREATE", /*dryRun=*/true).dump(),
+                                           "example.com/shape-r-", 80000, std::to_string(10 + shape));
+    ASSERT_GE(body.size(), 2800000u);
+    AdmissionAnswer a = reviewBody(body);
     EXPECT_EQ(a.outcome, AdmissionOutcome::Fallback) << a.reason;
+    EXPECT_EQ(a.uid, uid);
+    EXPECT_LE(patchOf(a.body)[0]["value"]["placer.io/unassigned-reason"].get<std::string>().size(),
+              kMaxAnnotationBytes);
   }
-  EXPECT_EQ(engine_.cache()->stats().bypassed - before.bypassed, 8u);
+  EXPECT_EQ(engine_.cache()->stats().bypassed - before.bypassed, 80u);
   EXPECT_EQ(engine_.cache()->size(), 0u);
+  EXPECT_EQ(reservations(), 0u);
+}
+
+// Every annotation placer writes, on a pod it places or leaves, is at most
+// 4 KiB (kMaxAnnotationBytes) and valid UTF-8, whatever the pod and cluster:
+// the API server refuses a pod whose annotations pass 256 KiB, failing its
+// creation.
+TEST_F(AdmissionTest, EveryAnnotationPlacerWritesIsAtMostFourKiB) {
+  // Longest legal names: a DNS subdomain prefix of 253 and a name of 63.
+  const std::string longPrefix = std::string(249, 'p') + ".com";
+  auto longName = [&](int i) {
+    std::string n = std::to_string(i);
+    return longPrefix + "/" + std::string(63 - n.size(), 'n') + n;
+  };
+  struct Case {
+    std::string name;
+    std::function<void(ClusterState&)> cluster;  // added to the three nodes
+    std::function<std::string()> body;           // the review
+    bool summarized = false;                     // the whole reason is longer than the limit
+  };
+  auto reviewOf = [](const json& pod) { return admissionReview("uid-annotations", pod).dump(); };
+  const std::vector<Case> cases = {
+      {"40,000 unknown extended resources", [](ClusterState&) {},
+       [&] {
+         json pod = podJson("", "team-a", "100m", "64Mi");
+         pod["spec"]["containers"][0]["resources"]["requests"][kResourcesPlaceholder] = "";
+         return withResources(reviewOf(pod), "example.com/resource-", 40000, "1");
+       }},
+      {"2,000 unknown resources with the longest legal names", [](ClusterState&) {},
+       [&] {
+         json pod = podJson("", "team-a", "100m", "64Mi");
+         json& requests = pod["spec"]["containers"][0]["resources"]["requests"];
+         for (int i = 0; i < 2000; ++i) requests[longName(i)] = "1";
+         return reviewOf(pod);
+       }},
+      {"a different untolerated taint with a long key on each of 400 nodes, every node full",
+       [&](ClusterState& state) {
+         for (int i = 0; i < 400; ++i)
+           loadView(state, {nodeJson("tainted-" + std::to_string(i), "1", "1Gi", 110, json::object(),
+                                     json::array({{{"key", longName(i)},
+                                                   {"value", std::string(63, 'v')},
+                                                   {"effect", "NoSchedule"}}}))});
+       },
+       [&] { return reviewOf(podJson("", "team-a", "64", "64Mi")); }, true},
+      {"reasons with multi-byte characters cut at the limit",
+       [&](ClusterState& state) {
+         std::string accents;
+         for (int i = 0; i < 40; ++i) accents += "\xc3\xa9";
+         for (int i = 0; i < 200; ++i)
+           loadView(state, {nodeJson("accented-" + std::to_string(i), "1", "1Gi", 110, json::object(),
+                                     json::array({{{"key", "k" + std::to_string(i) + accents},
+                                                   {"value", accents},
+                                                   {"effect", "NoSchedule"}}}))});
+       },
+       [&] { return reviewOf(podJson("", "team-a", "64", "64Mi")); }, true},
+      {"placed on a node with a 253-character name",
+       [](ClusterState& state) { loadView(state, {nodeJson(std::string(253, 'x'), "64", "256Gi")}); },
+       [&] { return reviewOf(podJson("", "team-a", "32", "64Mi")); }},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    ClusterState fresh;
+    loadView(fresh, {nodeJson("node-a", "4", "8Gi"), nodeJson("node-b", "4", "8Gi"), nodeJson("node-c", "2", "4Gi")});
+    c.cluster(fresh);
+    Engine engine{Profile::defaults()};
+    AdmissionInput input{engine, fresh, settings_, now_, true};
+    AdmissionAnswer a = reviewAdmission(c.body(), input);
+    ASSERT_TRUE(a.outcome == AdmissionOutcome::Assigned || a.outcome == AdmissionOutcome::Fallback) << a.reason;
+    const json patch = patchOf(a.body);  // parses: every string valid UTF-8
+    size_t annotations = 0;
+    for (const json& op : patch) {
+      const std::string path = op["path"];
+      if (path == "/metadata/annotations") {
+        for (const auto& [key, value] : op["value"].items()) {
+          ++annotations;
+          EXPECT_LE(value.get<std::string>().size(), kMaxAnnotationBytes) << key;
+        }
+      } else if (path.rfind("/metadata/annotations/", 0) == 0) {
+        ++annotations;
+        EXPECT_LE(op["value"].get<std::string>().size(), kMaxAnnotationBytes) << path;
+      }
+    }
+    EXPECT_GE(annotations, 1u);
+    if (c.summarized) {
+      ASSERT_EQ(a.outcome, AdmissionOutcome::Fallback);
+      EXPECT_GT(a.reason.size(), kMaxAnnotationBytes);
+      const std::string written = patch[0]["value"]["placer.io/unassigned-reason"];
+      EXPECT_NE(written.find(" more."), std::string::npos) << written;
+    }
+  }
 }
 
 TEST(SummarizeTest, KeepsShortTextAndCutsLongListsAtAnEntryWithACount) {
