@@ -31,11 +31,19 @@ class TopologyKey {
 
   TopologyKey() = default;
   TopologyKey(const ClusterView& view, std::string key);
-  uint32_t valueOf(const NodeInfo& node) const;
+  uint32_t valueOf(const NodeInfo& node) const {
+    if (view_->holds(node) && ClusterView::labelsIndexed(node)) return valueOfViewNode(node.id);
+    return valueOfCopy(node);
+  }
+  // valueOf() of a view node with indexed labels, by NodeInfo::id.
+  uint32_t valueOfViewNode(uint32_t id) const { return view_->nodeLabel(keyId_, id); }
+  bool indexedViewNode(const NodeInfo& node) const { return view_->holds(node) && ClusterView::labelsIndexed(node); }
   bool presentOn(const NodeInfo& node) const { return valueOf(node) != kAbsent; }
   const std::string& text() const { return key_; }
 
  private:
+  uint32_t valueOfCopy(const NodeInfo& node) const;
+
   const ClusterView* view_ = nullptr;
   std::string key_;
   uint32_t keyId_ = StringTable::kNone;
@@ -53,6 +61,8 @@ class DomainCounts {
     counts_[value] += n;
   }
   int64_t get(uint32_t value) const { return value < counts_.size() ? counts_[value] : 0; }
+  // Every count by value id (get() without the bound check, for hot loops).
+  std::span<const int64_t> values() const { return counts_; }
   // Domains whose count is not 0, in the order first touched (a value may
   // repeat if it went back to 0 and up again; callers check get()).
   const std::vector<uint32_t>& touched() const { return touched_; }
