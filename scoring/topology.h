@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "scoring/cluster_state.h"
+#include "scoring/framework.h"
 #include "scoring/label_selector.h"
 #include "scoring/pod_affinity.h"
 
@@ -121,6 +122,25 @@ struct CountedPod {
 template <class F>
 void forEachCandidatePod(const ClusterView& view, const ReservedPods& reserved, const CompiledSelector& selector,
                          const ResolvedSelector& resolved, const std::vector<std::string>* namespaces, F&& f);
+
+// Filter and filterAll of a topology plugin whose PreFilter state (type
+// State, at `key`; absent: nothing to check) gives the verdict on a node as
+// verdict(state, node): null when the node passes, else a rejection that
+// stays put for the decision (a static), handed to the sink without a copy.
+template <class State, class Verdict>
+Status filterByState(const CycleState& cycle, std::string_view key, const NodeInfo& node, Verdict verdict) {
+  const State* state = cycle.read<State>(key);
+  const Status* rejection = state == nullptr ? nullptr : verdict(*state, node);
+  return rejection == nullptr ? Status::success() : *rejection;
+}
+template <class State, class Verdict>
+void filterAllByState(const CycleState& cycle, std::string_view key, std::span<const NodeInfo* const> nodes,
+                      FilterSink& sink, Verdict verdict) {
+  const State* state = cycle.read<State>(key);
+  if (state == nullptr) return;
+  for (size_t i = 0; i < nodes.size(); ++i)
+    if (const Status* rejection = verdict(*state, *nodes[i])) sink.rejectWith(static_cast<uint32_t>(i), *rejection);
+}
 
 // Namespace ids of a term's namespaces (kNone for ones no pod has).
 std::vector<uint32_t> namespaceIds(const ClusterView& view, const std::vector<std::string>& namespaces);

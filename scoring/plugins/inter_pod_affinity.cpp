@@ -219,18 +219,12 @@ class InterPodAffinity final : public PreFilterPlugin, public FilterPlugin, publ
   }
 
   Status filter(const CycleState& cycle, const Pod&, const NodeInfo& node) const override {
-    const PreFilterState* state = cycle.read<PreFilterState>(kPreFilterKey);
-    if (state == nullptr) return Status::success();
-    const Status* rejection = rejectionOf(*state, node);
-    return rejection == nullptr ? Status::success() : *rejection;
+    return filterByState<PreFilterState>(cycle, kPreFilterKey, node, rejectionOf);
   }
 
   void filterAll(const CycleState& cycle, const Pod&, std::span<const NodeInfo* const> nodes,
                  FilterSink& sink) const override {
-    const PreFilterState* state = cycle.read<PreFilterState>(kPreFilterKey);
-    if (state == nullptr) return;
-    for (size_t i = 0; i < nodes.size(); ++i)
-      if (const Status* rejection = rejectionOf(*state, *nodes[i])) sink.rejectWith(static_cast<uint32_t>(i), *rejection);
+    filterAllByState<PreFilterState>(cycle, kPreFilterKey, nodes, sink, rejectionOf);
   }
 
   Status preScore(CycleState& cycle, const Pod& pod, std::span<const NodeInfo* const>,

@@ -234,22 +234,24 @@ struct PreFilterState final : StateData {
   std::vector<int64_t> minMatch;              // per constraint: the minimum over them (MaxInt32 when none)
   std::vector<bool> selfMatch;
 
-  // Filter's verdict on a node: null when it passes, else a static rejection.
-  const Status* rejectionOf(const NodeInfo& node) const {
-    static const Status kMissingLabel(Code::UnschedulableAndUnresolvable, std::string(kErrReasonNodeLabelNotMatch));
-    static const Status kSkew(Code::Unschedulable, std::string(kErrReasonConstraintsNotMatch));
-    for (size_t i = 0; i < constraints.size(); ++i) {
-      const Constraint& c = constraints[i];
-      const uint32_t value = keys[i].valueOf(node);
-      if (value == TopologyKey::kAbsent) return &kMissingLabel;
-      const int64_t minimum = domains[i] < c.minDomains ? 0 : minMatch[i];
-      const int64_t matchNum = value != TopologyKey::kUnknown && eligible[i][value] ? counts[i].get(value) : 0;
-      const int64_t skew = matchNum + (selfMatch[i] ? 1 : 0) - minimum;
-      if (skew > c.maxSkew) return &kSkew;
-    }
-    return nullptr;
-  }
 };
+
+// Filter's verdict on a node: null when it passes, else a static rejection.
+const Status* rejectionOf(const PreFilterState& state, const NodeInfo& node) {
+  static const Status kMissingLabel(Code::UnschedulableAndUnresolvable, std::string(kErrReasonNodeLabelNotMatch));
+  static const Status kSkew(Code::Unschedulable, std::string(kErrReasonConstraintsNotMatch));
+  for (size_t i = 0; i < state.constraints.size(); ++i) {
+    const Constraint& c = state.constraints[i];
+    const uint32_t value = state.keys[i].valueOf(node);
+    if (value == TopologyKey::kAbsent) return &kMissingLabel;
+    const int64_t minimum = state.domains[i] < c.minDomains ? 0 : state.minMatch[i];
+    const int64_t matchNum =
+        value != TopologyKey::kUnknown && state.eligible[i][value] ? state.counts[i].get(value) : 0;
+    const int64_t skew = matchNum + (state.selfMatch[i] ? 1 : 0) - minimum;
+    if (skew > c.maxSkew) return &kSkew;
+  }
+  return nullptr;
+}
 
 struct PreScoreState final : StateData {
   std::vector<Constraint> constraints;
@@ -366,18 +368,12 @@ class PodTopologySpread final : public PreFilterPlugin, public FilterPlugin, pub
   }
 
   Status filter(const CycleState& cycle, const Pod&, const NodeInfo& node) const override {
-    const PreFilterState* state = cycle.read<PreFilterState>(kPreFilterKey);
-    if (state == nullptr) return Status::success();
-    const Status* rejection = state->rejectionOf(node);
-    return rejection == nullptr ? Status::success() : *rejection;
+    return filterByState<PreFilterState>(cycle, kPreFilterKey, node, rejectionOf);
   }
 
   void filterAll(const CycleState& cycle, const Pod&, std::span<const NodeInfo* const> nodes,
                  FilterSink& sink) const override {
-    const PreFilterState* state = cycle.read<PreFilterState>(kPreFilterKey);
-    if (state == nullptr) return;
-    for (size_t i = 0; i < nodes.size(); ++i)
-      if (const Status* rejection = state->rejectionOf(*nodes[i])) sink.rejectWith(static_cast<uint32_t>(i), *rejection);
+    filterAllByState<PreFilterState>(cycle, kPreFilterKey, nodes, sink, rejectionOf);
   }
 
   Status preScore(CycleState& cycle, const Pod& pod, std::span<const NodeInfo* const> feasible,
