@@ -444,17 +444,14 @@ Decision decide(const Profile& profile, const Engine::Groups& groups, const Pod&
   for (size_t tileStart = 0; tileStart < count; tileStart += kTile) {
     const size_t tileEnd = std::min(count, tileStart + kTile);
     const size_t n = tileEnd - tileStart;
-    s.lateNodes.clear();
-    for (size_t i = tileStart; i < tileEnd; ++i) s.lateNodes.push_back(&nodeAt(i));
+    s.lateNodes.resize(n);
+    for (size_t t = 0; t < n; ++t) s.lateNodes[t] = &nodeAt(tileStart + t);
     // The tile's accounting holds still while it is filtered (and scored).
     AccountingReadGuard guard(view, std::span<const NodeInfo* const>(s.lateNodes.data(), n));
     if (!cached) {
-      s.changed.clear();
-      s.changedNodes.clear();
-      for (size_t i = tileStart; i < tileEnd; ++i) {
-        s.changed.push_back(static_cast<uint32_t>(i));
-        s.changedNodes.push_back(s.lateNodes[i - tileStart]);
-      }
+      s.changed.resize(n);
+      s.changedNodes.assign(s.lateNodes.begin(), s.lateNodes.begin() + n);
+      for (size_t t = 0; t < n; ++t) s.changed[t] = static_cast<uint32_t>(tileStart + t);
       runNodeByNode(profile, groups, r, pod, view, s.changed, s.changedNodes, count, true,
                     detail != Detail::FilterOnly, s);
     }

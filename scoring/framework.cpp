@@ -1,5 +1,7 @@
 #include "scoring/framework.h"
 
+#include "scoring/exact_quotient.h"
+
 namespace placer {
 
 std::string_view toString(Code code) {
@@ -15,10 +17,22 @@ std::string_view toString(Code code) {
 
 void defaultNormalizeScore(int64_t maxPriority, bool reverse, std::span<int64_t> scores) {
   int64_t maxCount = 0;
-  for (int64_t s : scores) maxCount = std::max(maxCount, s);
+  int64_t minCount = 0;
+  for (int64_t s : scores) {
+    maxCount = std::max(maxCount, s);
+    minCount = std::min(minCount, s);
+  }
   if (maxCount == 0) {
     if (reverse)
       for (int64_t& s : scores) s = maxPriority;
+    return;
+  }
+  if (minCount >= 0 && maxPriority >= 0 && maxPriority <= kMaxNodeScore && maxCount < kExactQuotientBound / kMaxNodeScore) {
+    // The same quotients without an integer division per node.
+    for (int64_t& s : scores) {
+      s = exactQuotient(maxPriority * s, maxCount);
+      if (reverse) s = maxPriority - s;
+    }
     return;
   }
   for (int64_t& s : scores) {

@@ -7,11 +7,7 @@ namespace placer {
 TopologyKey::TopologyKey(const ClusterView& view, std::string key)
     : view_(&view), key_(std::move(key)), keyId_(view.nodeLabelKeyId(key_)) {}
 
-uint32_t TopologyKey::valueOf(const NodeInfo& node) const {
-  if (ClusterView::labelsIndexed(node) && view_->holds(node)) {
-    if (keyId_ == StringTable::kNone) return kAbsent;
-    return view_->nodeLabel(keyId_, node.id);
-  }
+uint32_t TopologyKey::valueOfCopy(const NodeInfo& node) const {
   const std::string* value = findLabel(node.node.labels, key_);
   if (value == nullptr) return kAbsent;
   uint32_t id = view_->nodeLabelValueId(*value);

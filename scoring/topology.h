@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "scoring/cluster_state.h"
+#include "scoring/framework.h"
 #include "scoring/label_selector.h"
 #include "scoring/pod_affinity.h"
 
@@ -31,11 +32,19 @@ class TopologyKey {
 
   TopologyKey() = default;
   TopologyKey(const ClusterView& view, std::string key);
-  uint32_t valueOf(const NodeInfo& node) const;
+  uint32_t valueOf(const NodeInfo& node) const {
+    if (view_->holds(node) && ClusterView::labelsIndexed(node)) return valueOfViewNode(node.id);
+    return valueOfCopy(node);
+  }
+  // valueOf() of a view node with indexed labels, by NodeInfo::id.
+  uint32_t valueOfViewNode(uint32_t id) const { return view_->nodeLabel(keyId_, id); }
+  bool indexedViewNode(const NodeInfo& node) const { return view_->holds(node) && ClusterView::labelsIndexed(node); }
   bool presentOn(const NodeInfo& node) const { return valueOf(node) != kAbsent; }
   const std::string& text() const { return key_; }
 
  private:
+  uint32_t valueOfCopy(const NodeInfo& node) const;
+
   const ClusterView* view_ = nullptr;
   std::string key_;
   uint32_t keyId_ = StringTable::kNone;
@@ -53,6 +62,8 @@ class DomainCounts {
     counts_[value] += n;
   }
   int64_t get(uint32_t value) const { return value < counts_.size() ? counts_[value] : 0; }
+  // Every count by value id (get() without the bound check, for hot loops).
+  std::span<const int64_t> values() const { return counts_; }
   // Domains whose count is not 0, in the order first touched (a value may
   // repeat if it went back to 0 and up again; callers check get()).
   const std::vector<uint32_t>& touched() const { return touched_; }
@@ -111,6 +122,25 @@ struct CountedPod {
 template <class F>
 void forEachCandidatePod(const ClusterView& view, const ReservedPods& reserved, const CompiledSelector& selector,
                          const ResolvedSelector& resolved, const std::vector<std::string>* namespaces, F&& f);
+
+// Filter and filterAll of a topology plugin whose PreFilter state (type
+// State, at `key`; absent: nothing to check) gives the verdict on a node as
+// verdict(state, node): null when the node passes, else a rejection that
+// stays put for the decision (a static), handed to the sink without a copy.
+template <class State, class Verdict>
+Status filterByState(const CycleState& cycle, std::string_view key, const NodeInfo& node, Verdict verdict) {
+  const State* state = cycle.read<State>(key);
+  const Status* rejection = state == nullptr ? nullptr : verdict(*state, node);
+  return rejection == nullptr ? Status::success() : *rejection;
+}
+template <class State, class Verdict>
+void filterAllByState(const CycleState& cycle, std::string_view key, std::span<const NodeInfo* const> nodes,
+                      FilterSink& sink, Verdict verdict) {
+  const State* state = cycle.read<State>(key);
+  if (state == nullptr) return;
+  for (size_t i = 0; i < nodes.size(); ++i)
+    if (const Status* rejection = verdict(*state, *nodes[i])) sink.rejectWith(static_cast<uint32_t>(i), *rejection);
+}
 
 // Namespace ids of a term's namespaces (kNone for ones no pod has).
 std::vector<uint32_t> namespaceIds(const ClusterView& view, const std::vector<std::string>& namespaces);

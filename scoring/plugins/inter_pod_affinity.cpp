@@ -112,6 +112,40 @@ struct PreScoreState final : StateData {
   TopologyPairCounts scores;
 };
 
+// Filter's verdict on a node: null when it passes, else a static rejection.
+const Status* rejectionOf(const PreFilterState& state, const NodeInfo& node) {
+  static const Status kAffinity(Code::UnschedulableAndUnresolvable, std::string(kErrReasonAffinityRulesNotMatch));
+  static const Status kAnti(Code::Unschedulable, std::string(kErrReasonAntiAffinityRulesNotMatch));
+  static const Status kExisting(Code::Unschedulable, std::string(kErrReasonExistingAntiAffinityRulesNotMatch));
+  if (!state.affinityKeys.empty()) {
+    bool podsExist = true;
+    for (size_t k : state.affinityKeys) {
+      uint32_t value = state.affinity.key(k).valueOf(node);
+      if (value == TopologyKey::kAbsent) return &kAffinity;  // every topology label must exist, also for self-affinity
+      if (state.affinity.get(k, value) <= 0) podsExist = false;
+    }
+    if (!podsExist && !(state.affinity.empty() && state.matchesOwnAffinity)) return &kAffinity;
+  }
+  for (size_t k : state.antiKeys) {
+    uint32_t value = state.anti.key(k).valueOf(node);
+    if (value != TopologyKey::kAbsent && state.anti.get(k, value) > 0) return &kAnti;
+  }
+  for (size_t k = 0; k < state.existingAnti.keyCount(); ++k) {
+    uint32_t value = state.existingAnti.key(k).valueOf(node);
+    if (value != TopologyKey::kAbsent && state.existingAnti.get(k, value) > 0) return &kExisting;
+  }
+  return nullptr;
+}
+
+int64_t scoreOf(const PreScoreState& state, const NodeInfo& node) {
+  int64_t score = 0;
+  for (size_t k = 0; k < state.scores.keyCount(); ++k) {
+    uint32_t value = state.scores.key(k).valueOf(node);
+    if (value != TopologyKey::kAbsent) score += state.scores.get(k, value);
+  }
+  return score;
+}
+
 class InterPodAffinity final : public PreFilterPlugin, public FilterPlugin, public PreScorePlugin, public ScorePlugin {
  public:
   explicit InterPodAffinity(InterPodAffinityArgs args) : args_(args) {}
@@ -184,31 +218,13 @@ class InterPodAffinity final : public PreFilterPlugin, public FilterPlugin, publ
     return Status::success();
   }
 
-  Status filter(const CycleState& cycle, const Pod& pod, const NodeInfo& node) const override {
-    const PreFilterState* state = cycle.read<PreFilterState>(kPreFilterKey);
-    if (state == nullptr) return Status::success();
-    static const Status kAffinity(Code::UnschedulableAndUnresolvable, std::string(kErrReasonAffinityRulesNotMatch));
-    static const Status kAnti(Code::Unschedulable, std::string(kErrReasonAntiAffinityRulesNotMatch));
-    static const Status kExisting(Code::Unschedulable, std::string(kErrReasonExistingAntiAffinityRulesNotMatch));
+  Status filter(const CycleState& cycle, const Pod&, const NodeInfo& node) const override {
+    return filterByState<PreFilterState>(cycle, kPreFilterKey, node, rejectionOf);
+  }
 
-    if (!state->affinityKeys.empty()) {
-      bool podsExist = true;
-      for (size_t k : state->affinityKeys) {
-        uint32_t value = state->affinity.key(k).valueOf(node);
-        if (value == TopologyKey::kAbsent) return kAffinity;  // every topology label must exist, also for self-affinity
-        if (state->affinity.get(k, value) <= 0) podsExist = false;
-      }
-      if (!podsExist && !(state->affinity.empty() && state->matchesOwnAffinity)) return kAffinity;
-    }
-    for (size_t k : state->antiKeys) {
-      uint32_t value = state->anti.key(k).valueOf(node);
-      if (value != TopologyKey::kAbsent && state->anti.get(k, value) > 0) return kAnti;
-    }
-    for (size_t k = 0; k < state->existingAnti.keyCount(); ++k) {
-      uint32_t value = state->existingAnti.key(k).valueOf(node);
-      if (value != TopologyKey::kAbsent && state->existingAnti.get(k, value) > 0) return kExisting;
-    }
-    return Status::success();
+  void filterAll(const CycleState& cycle, const Pod&, std::span<const NodeInfo* const> nodes,
+                 FilterSink& sink) const override {
+    filterAllByState<PreFilterState>(cycle, kPreFilterKey, nodes, sink, rejectionOf);
   }
 
   Status preScore(CycleState& cycle, const Pod& pod, std::span<const NodeInfo* const>,
@@ -227,9 +243,9 @@ class InterPodAffinity final : public PreFilterPlugin, public FilterPlugin, publ
     auto state = std::make_unique<PreScoreState>(view);
     bool contributed = false;
     // processTerm: a node without labels, or without the term's key, adds nothing.
-    auto credit = [&](const std::string& key, const NodeInfo& node, int64_t amount) {
+    auto credit = [&](size_t key, const NodeInfo& node, int64_t amount) {
       if (node.node.labels.empty()) return;
-      if (state->scores.add(state->scores.keyIndex(key), node, amount)) contributed = true;
+      if (state->scores.add(key, node, amount)) contributed = true;
     };
 
     // This pod's preferred terms, matched against every pod.
@@ -238,10 +254,10 @@ class InterPodAffinity final : public PreFilterPlugin, public FilterPlugin, publ
         const int sign = kind == TermKind::PreferredAffinity ? 1 : -1;
         for (const AffinityTerm& t : info->of(kind)) {
           ResolvedSelector resolved(view, t.selector);
+          const size_t key = state->scores.keyIndex(t.topologyKey);
           forEachCandidatePod(view, *reserved, t.selector, resolved,
                               t.namespaceSelector.empty() ? nullptr : &t.namespaces, [&](const CountedPod& p) {
-                                if (incomingTermMatches(t, p, resolved))
-                                  credit(t.topologyKey, *p.node, int64_t{t.weight} * sign);
+                                if (incomingTermMatches(t, p, resolved)) credit(key, *p.node, int64_t{t.weight} * sign);
                               });
         }
       }
@@ -260,8 +276,9 @@ class InterPodAffinity final : public PreFilterPlugin, public FilterPlugin, publ
       if (c.kind == TermKind::RequiredAntiAffinity || c.nodes.empty()) return;
       if (c.kind == TermKind::RequiredAffinity && args_.hardPodAffinityWeight <= 0) return;
       if (!c.term.matches(pod.namespace_, namespaceLabels, pod.labels)) return;
+      const size_t key = state->scores.keyIndex(c.term.topologyKey);
       for (const auto& [nodeId, count] : c.nodes)
-        if (const NodeInfo* node = view.nodeById(nodeId)) credit(c.term.topologyKey, *node, w * count);
+        if (const NodeInfo* node = view.nodeById(nodeId)) credit(key, *node, w * count);
     });
     for (const auto& r : reserved->pods) {
       if (!r->affinity) continue;
@@ -270,7 +287,8 @@ class InterPodAffinity final : public PreFilterPlugin, public FilterPlugin, publ
       for (TermKind kind : {TermKind::RequiredAffinity, TermKind::PreferredAffinity, TermKind::PreferredAntiAffinity}) {
         if (kind == TermKind::RequiredAffinity && args_.hardPodAffinityWeight <= 0) continue;
         for (const AffinityTerm& t : r->affinity->of(kind))
-          if (t.matches(pod.namespace_, namespaceLabels, pod.labels)) credit(t.topologyKey, *node, existingWeight(kind, t));
+          if (t.matches(pod.namespace_, namespaceLabels, pod.labels))
+            credit(state->scores.keyIndex(t.topologyKey), *node, existingWeight(kind, t));
       }
     }
     if (!contributed) return Status::skip();
@@ -280,13 +298,13 @@ class InterPodAffinity final : public PreFilterPlugin, public FilterPlugin, publ
 
   int64_t score(const CycleState& cycle, const Pod&, const NodeInfo& node) const override {
     const PreScoreState* state = cycle.read<PreScoreState>(kPreScoreKey);
-    if (state == nullptr) return 0;
-    int64_t score = 0;
-    for (size_t k = 0; k < state->scores.keyCount(); ++k) {
-      uint32_t value = state->scores.key(k).valueOf(node);
-      if (value != TopologyKey::kAbsent) score += state->scores.get(k, value);
-    }
-    return score;
+    return state == nullptr ? 0 : scoreOf(*state, node);
+  }
+
+  void scoreAll(const CycleState& cycle, const Pod&, std::span<const NodeInfo* const> nodes,
+                std::span<int64_t> out) const override {
+    const PreScoreState* state = cycle.read<PreScoreState>(kPreScoreKey);
+    for (size_t i = 0; i < nodes.size(); ++i) out[i] = state == nullptr ? 0 : scoreOf(*state, *nodes[i]);
   }
 
   void normalizeScores(const CycleState& cycle, const Pod&, std::span<int64_t> scores) const override {

@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "scoring/exact_quotient.h"
 #include "scoring/plugins/names.h"
 #include "scoring/plugins/node_affinity.h"
 #include "scoring/plugins/plugin_args.h"
@@ -204,12 +205,21 @@ class PodsPerNode {
     return v == nullptr || v->id >= counts_.size() ? 0 : counts_[v->id];
   }
   int64_t onViewNode(uint32_t id) const { return counts_[id]; }
+  std::span<const int32_t> counts() const { return counts_; }  // by NodeInfo::id of view nodes
   const std::vector<uint32_t>& nodes() const { return nodes_; }  // ids with a count
 
  private:
   std::vector<int32_t> counts_;
   std::vector<uint32_t> nodes_;
 };
+
+// std::round (half away from zero, as Go's math.Round) without the libm
+// call, exact for the non-negative scores below 2^62 that Score sums.
+int64_t roundScore(double score) {
+  if (!(score >= 0 && score < 0x1p62)) return static_cast<int64_t>(std::round(score));
+  int64_t whole = static_cast<int64_t>(score);
+  return score - static_cast<double>(whole) >= 0.5 ? whole + 1 : whole;
+}
 
 bool hasAllKeys(const std::vector<TopologyKey>& keys, const NodeInfo& node) {
   return std::all_of(keys.begin(), keys.end(), [&](const TopologyKey& k) { return k.presentOn(node); });
@@ -223,7 +233,25 @@ struct PreFilterState final : StateData {
   std::vector<int64_t> domains;               // per constraint: eligible domains
   std::vector<int64_t> minMatch;              // per constraint: the minimum over them (MaxInt32 when none)
   std::vector<bool> selfMatch;
+
 };
+
+// Filter's verdict on a node: null when it passes, else a static rejection.
+const Status* rejectionOf(const PreFilterState& state, const NodeInfo& node) {
+  static const Status kMissingLabel(Code::UnschedulableAndUnresolvable, std::string(kErrReasonNodeLabelNotMatch));
+  static const Status kSkew(Code::Unschedulable, std::string(kErrReasonConstraintsNotMatch));
+  for (size_t i = 0; i < state.constraints.size(); ++i) {
+    const Constraint& c = state.constraints[i];
+    const uint32_t value = state.keys[i].valueOf(node);
+    if (value == TopologyKey::kAbsent) return &kMissingLabel;
+    const int64_t minimum = state.domains[i] < c.minDomains ? 0 : state.minMatch[i];
+    const int64_t matchNum =
+        value != TopologyKey::kUnknown && state.eligible[i][value] ? state.counts[i].get(value) : 0;
+    const int64_t skew = matchNum + (state.selfMatch[i] ? 1 : 0) - minimum;
+    if (skew > c.maxSkew) return &kSkew;
+  }
+  return nullptr;
+}
 
 struct PreScoreState final : StateData {
   std::vector<Constraint> constraints;
@@ -235,9 +263,55 @@ struct PreScoreState final : StateData {
   std::vector<char> ignored;                // by NodeInfo::id of view nodes
   std::vector<const NodeInfo*> ignoredCopies;
   const ClusterView* view = nullptr;
+  // Per constraint, what Score reads of a view node with indexed labels, by
+  // NodeInfo::id: a dense array read instead of a lookup per node.
+  struct ViewNodeTerm {
+    uint32_t keyId = StringTable::kNone;    // the key's id (ClusterView::nodeLabel)
+    std::span<const int64_t> domainCounts;  // by value id; hostname: empty
+    std::span<const int32_t> nodeCounts;    // hostname: by node id
+    double weight = 0;
+    double skew = 0;  // maxSkew - 1
+  };
+  std::vector<ViewNodeTerm> viewNodeTerms;
+
   bool isIgnored(const NodeInfo& node) const {
     if (view->holds(node)) return node.id < ignored.size() && ignored[node.id];
     return std::find(ignoredCopies.begin(), ignoredCopies.end(), &node) != ignoredCopies.end();
+  }
+  // Score: the sum over constraints, in their order, of count * weight +
+  // maxSkew - 1, rounded; nodes missing a key skip that constraint.
+  int64_t scoreOf(const NodeInfo& node) const {
+    if (!keys.empty() && keys.front().indexedViewNode(node)) return scoreOfViewNode(node.id);
+    if (isIgnored(node)) return kInvalidScore;
+    double score = 0;
+    for (size_t i = 0; i < constraints.size(); ++i) {
+      const uint32_t value = keys[i].valueOf(node);
+      if (value == TopologyKey::kAbsent) continue;
+      int64_t count = 0;
+      if (hostname[i]) {
+        count = perNode[i].on(*view, node);
+      } else if (value != TopologyKey::kUnknown) {
+        count = counts[i].get(value);
+      }
+      score += static_cast<double>(count) * weights[i] + static_cast<double>(constraints[i].maxSkew - 1);
+    }
+    return roundScore(score);
+  }
+  int64_t scoreOfViewNode(uint32_t id) const {
+    if (id < ignored.size() && ignored[id]) return kInvalidScore;
+    double score = 0;
+    for (const ViewNodeTerm& t : viewNodeTerms) {
+      const uint32_t value = view->nodeLabel(t.keyId, id);
+      if (value == TopologyKey::kAbsent) continue;
+      int64_t count = 0;
+      if (!t.nodeCounts.empty()) {
+        count = id < t.nodeCounts.size() ? t.nodeCounts[id] : 0;
+      } else if (value < t.domainCounts.size()) {
+        count = t.domainCounts[value];
+      }
+      score += static_cast<double>(count) * t.weight + t.skew;
+    }
+    return roundScore(score);
   }
 };
 
@@ -294,20 +368,12 @@ class PodTopologySpread final : public PreFilterPlugin, public FilterPlugin, pub
   }
 
   Status filter(const CycleState& cycle, const Pod&, const NodeInfo& node) const override {
-    const PreFilterState* state = cycle.read<PreFilterState>(kPreFilterKey);
-    if (state == nullptr) return Status::success();
-    static const Status kMissingLabel(Code::UnschedulableAndUnresolvable, std::string(kErrReasonNodeLabelNotMatch));
-    static const Status kSkew(Code::Unschedulable, std::string(kErrReasonConstraintsNotMatch));
-    for (size_t i = 0; i < state->constraints.size(); ++i) {
-      const Constraint& c = state->constraints[i];
-      const uint32_t value = state->keys[i].valueOf(node);
-      if (value == TopologyKey::kAbsent) return kMissingLabel;
-      const int64_t minMatch = state->domains[i] < c.minDomains ? 0 : state->minMatch[i];
-      const int64_t matchNum = value != TopologyKey::kUnknown && state->eligible[i][value] ? state->counts[i].get(value) : 0;
-      const int64_t skew = matchNum + (state->selfMatch[i] ? 1 : 0) - minMatch;
-      if (skew > c.maxSkew) return kSkew;
-    }
-    return Status::success();
+    return filterByState<PreFilterState>(cycle, kPreFilterKey, node, rejectionOf);
+  }
+
+  void filterAll(const CycleState& cycle, const Pod&, std::span<const NodeInfo* const> nodes,
+                 FilterSink& sink) const override {
+    filterAllByState<PreFilterState>(cycle, kPreFilterKey, nodes, sink, rejectionOf);
   }
 
   Status preScore(CycleState& cycle, const Pod& pod, std::span<const NodeInfo* const> feasible,
@@ -330,9 +396,12 @@ class PodTopologySpread final : public PreFilterPlugin, public FilterPlugin, pub
     std::vector<int64_t> topologySize(n, 0);
     for (const Constraint& c : state->constraints) {
       state->keys.emplace_back(view, c.topologyKey);
-      state->hostname.push_back(c.topologyKey == kHostnameKey);
-      state->counts.emplace_back(view.nodeLabelValueBound());
-      registered.emplace_back(view.nodeLabelValueBound(), 0);
+      const bool hostname = c.topologyKey == kHostnameKey;
+      state->hostname.push_back(hostname);
+      // A hostname constraint counts per node (perNode), not per domain.
+      const uint32_t domains = hostname ? 0 : view.nodeLabelValueBound();
+      state->counts.emplace_back(domains);
+      registered.emplace_back(domains, 0);
     }
     size_t ignoredCount = 0;
     for (const NodeInfo* node : feasible) {
@@ -386,27 +455,30 @@ class PodTopologySpread final : public PreFilterPlugin, public FilterPlugin, pub
       }
       state->perNode.push_back(std::move(pods));
     }
+    for (size_t i = 0; i < n; ++i) {
+      PreScoreState::ViewNodeTerm t;
+      t.keyId = view.nodeLabelKeyId(state->constraints[i].topologyKey);
+      if (state->hostname[i])
+        t.nodeCounts = state->perNode[i].counts();
+      else
+        t.domainCounts = state->counts[i].values();
+      t.weight = state->weights[i];
+      t.skew = static_cast<double>(state->constraints[i].maxSkew - 1);
+      state->viewNodeTerms.push_back(t);
+    }
     cycle.write(kPreScoreKey, std::move(state));
     return Status::success();
   }
 
   int64_t score(const CycleState& cycle, const Pod&, const NodeInfo& node) const override {
     const PreScoreState* state = cycle.read<PreScoreState>(kPreScoreKey);
-    if (state == nullptr) return 0;
-    if (state->isIgnored(node)) return kInvalidScore;
-    double score = 0;
-    for (size_t i = 0; i < state->constraints.size(); ++i) {
-      const uint32_t value = state->keys[i].valueOf(node);
-      if (value == TopologyKey::kAbsent) continue;
-      int64_t count = 0;
-      if (state->hostname[i]) {
-        count = state->perNode[i].on(*state->view, node);
-      } else if (value != TopologyKey::kUnknown) {
-        count = state->counts[i].get(value);
-      }
-      score += static_cast<double>(count) * state->weights[i] + static_cast<double>(state->constraints[i].maxSkew - 1);
-    }
-    return static_cast<int64_t>(std::round(score));
+    return state == nullptr ? 0 : state->scoreOf(node);
+  }
+
+  void scoreAll(const CycleState& cycle, const Pod&, std::span<const NodeInfo* const> nodes,
+                std::span<int64_t> out) const override {
+    const PreScoreState* state = cycle.read<PreScoreState>(kPreScoreKey);
+    for (size_t j = 0; j < nodes.size(); ++j) out[j] = state == nullptr ? 0 : state->scoreOf(*nodes[j]);
   }
 
   void normalizeScores(const CycleState& cycle, const Pod&, std::span<int64_t> scores) const override {
@@ -418,11 +490,17 @@ class PodTopologySpread final : public PreFilterPlugin, public FilterPlugin, pub
       minScore = std::min(minScore, s);
       maxScore = std::max(maxScore, s);
     }
+    if (maxScore == 0) {
+      for (int64_t& s : scores) s = s == kInvalidScore ? 0 : kMaxNodeScore;
+      return;
+    }
+    // Scores are >= 0, so the numerator is within [0, 100 * maxScore].
+    const bool exact = minScore >= 0 && maxScore < kExactQuotientBound / (2 * kMaxNodeScore);
     for (int64_t& s : scores) {
       if (s == kInvalidScore) {
         s = 0;
-      } else if (maxScore == 0) {
-        s = kMaxNodeScore;
+      } else if (exact) {
+        s = exactQuotient(kMaxNodeScore * (maxScore + minScore - s), maxScore);
       } else {
         s = kMaxNodeScore * (maxScore + minScore - s) / maxScore;
       }

@@ -1,5 +1,6 @@
 #include "scoring/engine.h"
 
+#include <algorithm>
 #include <map>
 #include <string>
 #include <vector>
@@ -7,6 +8,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "scoring/exact_quotient.h"
 #include "test/support/fake_plugins.h"
 
 namespace placer {
@@ -263,6 +265,48 @@ TEST(Engine, ReasonCountsAreSortedByReason) {
   Decision d = Engine(*profile).place(Pod{}, view);
   using Counts = std::vector<std::pair<std::string, int32_t>>;
   EXPECT_EQ(d.reasonCounts, (Counts{{"a", 1}, {"b", 2}}));
+}
+
+// Normalising without an integer division per node gives upstream's integer
+// quotients, also where a quotient is one short of the next integer.
+TEST(Framework, DefaultNormalizeScoreKeepsUpstreamsIntegerQuotients) {
+  struct Case {
+    std::string name;
+    std::vector<int64_t> scores;
+  };
+  const int64_t big = (int64_t{1} << 46) - 3;  // within the fast path: 100 * big < 2^53
+  const std::vector<Case> cases = {
+      {"small counts", {0, 1, 2, 3, 7}},
+      {"one below a multiple of the maximum", {big, big - 1, big / 3, big / 3 - 1, 1, 0}},
+      {"a maximum past the fast path", {int64_t{1} << 47, (int64_t{1} << 47) - 1, 12345}},
+      {"negative scores", {-5, 3, 9}},
+      {"all zero", {0, 0, 0}},
+  };
+  for (const Case& c : cases) {
+    for (bool reverse : {false, true}) {
+      SCOPED_TRACE(c.name + (reverse ? " reversed" : ""));
+      int64_t maxCount = 0;
+      for (int64_t s : c.scores) maxCount = std::max(maxCount, s);
+      std::vector<int64_t> expected = c.scores;
+      for (int64_t& s : expected) {
+        if (maxCount == 0) {
+          s = reverse ? kMaxNodeScore : s;
+          continue;
+        }
+        // Upstream's expression, in 128 bits so the reference cannot overflow.
+        s = static_cast<int64_t>(static_cast<__int128>(kMaxNodeScore) * s / maxCount);
+        if (reverse) s = kMaxNodeScore - s;
+      }
+      std::vector<int64_t> scores = c.scores;
+      defaultNormalizeScore(kMaxNodeScore, reverse, scores);
+      EXPECT_EQ(scores, expected);
+    }
+  }
+  for (int64_t d : {int64_t{3}, int64_t{7}, int64_t{1000003}, big}) {
+    for (int64_t n : {d - 1, 2 * d - 1, 99 * d - 1, 100 * d - 1, 100 * d}) {
+      EXPECT_EQ(exactQuotient(n, d), n / d) << n << " / " << d;
+    }
+  }
 }
 
 }  // namespace
