@@ -22,7 +22,6 @@
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http.hpp>
 #include <malloc.h>
-#include <sys/resource.h>
 #include <unistd.h>
 #include <openssl/err.h>
 #include <openssl/ssl.h>
@@ -54,7 +53,6 @@ constexpr uint32_t kHeaderLimit = 16 * 1024;
 constexpr size_t kLingerBytes = 16 * 1024 * 1024;
 constexpr std::chrono::milliseconds kLingerTime{2000};
 // The CPU priority of the large requests' workers (ListenerOptions::largeBodyBytes).
-constexpr int kLargeRequestNice = 10;
 // An unauthenticated request's body up to this size is read (and dropped) to
 // keep the connection; a larger one closes it unread.
 constexpr uint64_t kUnauthenticatedBodyBytes = 64 * 1024;
@@ -209,16 +207,11 @@ bool constantTimeEquals(std::string_view a, std::string_view b) {
 // thread may push; stop() once, from one thread.
 class WorkQueue {
  public:
-  // `nice` > 0: the workers run at that lower CPU priority.
-  WorkQueue(size_t capacity, Gauge& queued, int nice = 0) : capacity_(capacity), queued_(queued), nice_(nice) {}
+  WorkQueue(size_t capacity, Gauge& queued) : capacity_(capacity), queued_(queued) {}
 
   void start(int threads, const std::shared_ptr<WorkQueue>& self) {
     for (int i = 0; i < threads; ++i)
-      threads_.emplace_back([self] {
-        // Per thread on Linux (a thread is a task); lowering needs no privilege.
-        if (self->nice_ > 0) (void)setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), self->nice_);
-        self->work();
-      });
+      threads_.emplace_back([self] { self->work(); });
   }
 
   // False (and nothing queued) when the queue is full or stopping.
@@ -267,7 +260,6 @@ class WorkQueue {
 
   const size_t capacity_;
   Gauge& queued_;
-  const int nice_;
   std::mutex mutex_;
   std::condition_variable wake_;
   std::condition_variable done_;
@@ -854,8 +846,7 @@ Result<std::unique_ptr<HttpServer>> HttpServer::start(ListenerOptions options) {
 
   shared->work = std::make_shared<WorkQueue>(static_cast<size_t>(opts.maxQueuedRequests), *shared->queued);
   shared->work->start(opts.workerThreads, shared->work);
-  shared->largeWork = std::make_shared<WorkQueue>(static_cast<size_t>(opts.maxQueuedLargeRequests), *shared->queued,
-                                                  kLargeRequestNice);
+  shared->largeWork = std::make_shared<WorkQueue>(static_cast<size_t>(opts.maxQueuedLargeRequests), *shared->queued);
   shared->largeWork->start(opts.largeWorkerThreads, shared->largeWork);
   shared->keepRunning.emplace(shared->io.get_executor());
   shared->acceptRetry = std::make_unique<net::steady_timer>(shared->io);

@@ -109,10 +109,12 @@ struct ListenerOptions {
   int maxQueuedRequests = 256;
   // Requests whose body is at least largeBodyBytes (a pod with tens of
   // thousands of resources or host ports; an ordinary review is a few KB) run
-  // on their own largeWorkerThreads, at a lower CPU priority (nice +10), with
-  // their own queue of maxQueuedLargeRequests (past it they are shed): however
-  // many arrive, they never take a worker, nor a core, from ordinary
-  // admissions, and at most largeWorkerThreads of them are in memory at once.
+  // on their own largeWorkerThreads, with their own queue of
+  // maxQueuedLargeRequests (past it they are shed): however many arrive, they
+  // never take a worker from ordinary admissions, and at most
+  // largeWorkerThreads of them are in memory at once. Same CPU priority as
+  // the other workers: a lower one let ordinary admissions wait on view
+  // locks held by a preempted large worker (priority inversion).
   size_t largeBodyBytes = 256 * 1024;
   int largeWorkerThreads = 1;
   int maxQueuedLargeRequests = 8;
@@ -131,7 +133,11 @@ struct ListenerOptions {
 // its own and returned to the system when freed. glibc otherwise raises that
 // threshold to the largest block freed so far (up to 32 MiB), after which
 // every large body lands in a worker's arena and stays in the process. Call
-// once at start-up, before threads start (placer serve, the loadgens).
+// once at start-up, before threads start. Not used by placer serve: with
+// the large-request worker, glibc's defaults already keep 80 distinct 2.8 MB
+// pods from growing the process, and the munmap of every large block delayed
+// ordinary admissions beside a 40,000-port pod by 30+ ms
+// (huge_pods_loadgen --tune-allocator 1, RESULTS.md).
 void tuneAllocatorForLargeRequests();
 
 class HttpServer {

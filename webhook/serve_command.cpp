@@ -390,7 +390,6 @@ int runServe(int argc, char** argv) {
       std::fputs(kServeUsage, stdout);
       return 0;
     }
-  tuneAllocatorForLargeRequests();  // before any thread starts
   auto args = parseArgs(argc, argv);
   if (!args) {
     std::fprintf(stderr, "placer serve: %s\n%s", args.error().message.c_str(), kServeUsage);

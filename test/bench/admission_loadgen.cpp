@@ -734,7 +734,6 @@ int main(int argc, char** argv) {
                                              R"("response":{"uid":"x","allowed":true}})");
                                   }});
   listener.workerThreads = o.workers;
-  tuneAllocatorForLargeRequests();  // as placer serve
   auto server = HttpServer::start(std::move(listener));
   if (!server) {
     std::fprintf(stderr, "%s\n", server.error().message.c_str());
