@@ -176,7 +176,7 @@ TEST_F(SnapshotFile, StreamedIntoAViewGivesTheViewOfTheWholeDocument) {
 
 TEST_F(SnapshotFile, AnErrorNamesTheFileAndTheElement) {
   std::string broken = text();
-  const std::string cpu = R"("cpu":")";
+  const std::string cpu = R"("requests":{"cpu":")";
   size_t at = broken.find(cpu, broken.find("\"pods\":["));
   ASSERT_NE(at, std::string::npos);
   broken.insert(at + cpu.size(), "x");
