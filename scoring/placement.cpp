@@ -105,6 +105,20 @@ void record(Placement& p, const Decision& d) {
   }
 }
 
+// The outcome of a decision that was followed by an attempt to reserve its
+// node: none chosen, reserved, or refused by the book (the node is cleared).
+void settle(Placement& p, bool reserved) {
+  if (p.node.empty()) {
+    p.outcome = Placement::Outcome::Unschedulable;
+  } else if (reserved) {
+    p.outcome = Placement::Outcome::Reserved;
+  } else {
+    p.outcome = Placement::Outcome::Refused;
+    p.reason = "reservation refused on the chosen node";
+    p.node.clear();
+  }
+}
+
 }  // namespace
 
 Placement LocalReservationBook::decide(const Pod& pod) {
@@ -201,15 +215,7 @@ Placement LocalReservationBook::placeAndReserve(const Pod& pod, std::string_view
     recordAccounting(p, *d.selected);
     reserved = view.reserve(at(p.node));
   });
-  if (p.node.empty()) {
-    p.outcome = Placement::Outcome::Unschedulable;
-  } else if (reserved) {
-    p.outcome = Placement::Outcome::Reserved;
-  } else {
-    p.outcome = Placement::Outcome::Refused;
-    p.reason = "reservation refused on the chosen node";
-    p.node.clear();
-  }
+  settle(p, reserved);
   return p;
 }
 
@@ -299,14 +305,8 @@ Placement LocalReservationBook::recheck(const Pod& pod, std::string_view node, s
   if (!held) {
     p.outcome = Placement::Outcome::Refused;
     p.reason = "no reservation " + std::string(key) + " held on node " + std::string(node);
-  } else if (p.node.empty()) {
-    p.outcome = Placement::Outcome::Unschedulable;
-  } else if (reserved) {
-    p.outcome = Placement::Outcome::Reserved;
   } else {
-    p.outcome = Placement::Outcome::Refused;
-    p.reason = "reservation refused on the chosen node";
-    p.node.clear();
+    settle(p, reserved);
   }
   return p;
 }
