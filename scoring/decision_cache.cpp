@@ -3,23 +3,17 @@
 #include <functional>
 #include <optional>
 
+#include "scoring/pod_fields.h"
+
 namespace placer {
 
-// A field added to Pod must be sorted into one of the two lists below: compared
-// (a plugin may read it) or left out (identity, labels, annotations, status).
-static_assert(sizeof(Pod) == 1048, "Pod changed: decide whether sameSchedulingFields compares the new field");
-
 bool sameSchedulingFields(const Pod& a, const Pod& b) {
-  // Left out: name, generateName, uid, labels, annotations, phase,
-  // nominatedNodeName, statusReason, statusMessage, terminating, resizeInfeasible, ownerKind, ownerApiVersion, ownerName.
-  return a.namespace_ == b.namespace_ && a.nodeName == b.nodeName && a.schedulerName == b.schedulerName &&
-         a.requests == b.requests && a.nonZeroRequests == b.nonZeroRequests && a.hostPorts == b.hostPorts &&
-         a.overhead == b.overhead && a.podLevelRequests == b.podLevelRequests && a.priority == b.priority &&
-         a.schedulingGates == b.schedulingGates && a.hasPvcVolume == b.hasPvcVolume &&
-         a.hasEphemeralVolume == b.hasEphemeralVolume && a.nodeSelector == b.nodeSelector &&
-         a.nodeAffinity == b.nodeAffinity && a.tolerations == b.tolerations && a.podAffinity == b.podAffinity &&
-         a.podAntiAffinity == b.podAntiAffinity && a.topologySpreadConstraints == b.topologySpreadConstraints &&
-         a.containers == b.containers && a.initContainers == b.initContainers;
+  // The shape fields of the field table (scoring/pod_fields.h), in its order.
+  bool same = true;
+  forEachPodField([&](const auto& row) {
+    if (same && row.role == FieldRole::Shape) same = a.*row.member == b.*row.member;
+  });
+  return same;
 }
 
 size_t schedulingHash(const Pod& pod) {

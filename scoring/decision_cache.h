@@ -35,8 +35,8 @@
 namespace placer {
 
 // Whether two pods schedule identically: equal in everything a plugin may read
-// of a pod, which is all but its identity (name, generateName, uid), labels,
-// annotations, status (phase, terminating, resize) and owner.
+// of a pod, the Shape fields of scoring/pod_fields.h (all but identity,
+// labels, annotations, owner and status).
 bool sameSchedulingFields(const Pod& a, const Pod& b);
 size_t schedulingHash(const Pod& pod);
 // About the memory a copy of the pod's scheduling fields takes, in bytes

@@ -153,7 +153,8 @@ class Plugin {
   // and cordons, and Filter and Score for a node read nothing but the pod, the
   // cycle state and that node (its fields and accounting): not other pods of
   // the view (pod affinity, topology spread), not other nodes' accounting.
-  // Reads of the pod stay within sameSchedulingFields() (no labels, no name).
+  // Reads of the pod stay within its Shape fields (scoring/pod_fields.h: no
+  // labels, no name).
   virtual bool resultsReusable() const { return false; }
 };
 

@@ -147,6 +147,12 @@ std::optional<std::string_view> JsonValue::string() const {
   return e.get_string().value_unsafe();
 }
 
+std::optional<bool> JsonValue::boolean() const {
+  const dom::element e = JsonValueAccess::element(*this);
+  if (e.type() != dom::element_type::BOOL) return std::nullopt;
+  return e.get_bool().value_unsafe();
+}
+
 std::optional<int64_t> JsonValue::integer() const {
   const dom::element e = JsonValueAccess::element(*this);
   if (e.type() != dom::element_type::INT64) return std::nullopt;
@@ -167,6 +173,13 @@ Result<JsonValue> JsonParser::parse(std::string_view bytes, bool padded) {
   auto result = impl_->parser.parse(bytes.data(), bytes.size(), !padded);
   if (result.error()) return Error{std::string("malformed JSON: ") + simdjson::error_message(result.error())};
   return JsonValueAccess::make(result.value_unsafe());
+}
+
+JsonParser& threadParserFor(size_t bytes, std::optional<JsonParser>& own) {
+  // ~14 bytes of parser per document byte are kept: at most ~1 MB per thread.
+  constexpr size_t kReuseBelow = 64 * 1024;
+  thread_local JsonParser reused;
+  return bytes < kReuseBelow ? reused : own.emplace();
 }
 
 Result<Pod> decodePod(const JsonValue& object) { return model_decode::decodePodAs(view(object)); }

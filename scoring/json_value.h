@@ -30,6 +30,8 @@ class JsonValue {
   std::optional<JsonValue> member(std::string_view key) const;
   // The string, or nullopt when this is not a string.
   std::optional<std::string_view> string() const;
+  // The boolean, or nullopt when this is not true or false.
+  std::optional<bool> boolean() const;
   // The number when it is an integer that fits int64_t, else nullopt.
   std::optional<int64_t> integer() const;
   // Minified JSON text of this value (for messages).
@@ -63,5 +65,12 @@ class JsonParser {
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
+
+// The parser for one document of `bytes` bytes: this thread's, its buffers
+// reused between documents, or for a document of 64 KiB or more `own`
+// (emplaced here), freed with the caller's scope, so that no thread keeps a
+// huge document's buffers for the next small one. A value from this thread's
+// parser is valid until the thread's next document: use it before the next call.
+JsonParser& threadParserFor(size_t bytes, std::optional<JsonParser>& own);
 
 }  // namespace placer

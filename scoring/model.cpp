@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <string>
 
@@ -32,10 +33,16 @@ std::string_view toString(TaintEffect effect) {
 
 std::string normalizedImageName(std::string_view name) {
   // imagelocality.normalizedImageName: no ':' after the last '/' means no tag.
-  const size_t colon = name.rfind(':');
-  const size_t slash = name.rfind('/');
-  std::string out(name);
-  if (colon == std::string_view::npos || (slash != std::string_view::npos && colon <= slash)) out += ":latest";
+  // The usual name has a tag or digest: one backwards search for its ':' and a
+  // short forward one for a '/' after it (a registry port), then one copy.
+  if (const void* colon = memrchr(name.data(), ':', name.size())) {
+    const size_t at = static_cast<size_t>(static_cast<const char*>(colon) - name.data());
+    if (std::memchr(name.data() + at, '/', name.size() - at) == nullptr) return std::string(name);
+  }
+  std::string out;
+  out.reserve(name.size() + 7);
+  out.append(name);
+  out += ":latest";
   return out;
 }
 

@@ -186,6 +186,7 @@ struct Pod {
   std::optional<PodLevelRequests> podLevelRequests;
   int32_t priority = 0;
   int32_t schedulingGates = 0;     // count of spec.schedulingGates
+  int32_t resourceClaims = 0;      // count of spec.resourceClaims (DynamicResources allocates them)
   bool hasPvcVolume = false;       // volumes[].persistentVolumeClaim
   bool hasEphemeralVolume = false; // volumes[].ephemeral (generic ephemeral volume)
   std::string phase;               // status.phase

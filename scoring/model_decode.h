@@ -846,6 +846,9 @@ Result<Pod> decodePodAs(const V& object) {
     auto gates = arrayMember(s, "schedulingGates", sp);
     if (!gates) return gates.error();
     if (*gates) pod.schedulingGates = static_cast<int32_t>(std::min<size_t>((*gates)->size(), INT32_MAX));
+    auto claims = arrayMember(s, "resourceClaims", sp);
+    if (!claims) return claims.error();
+    if (*claims) pod.resourceClaims = static_cast<int32_t>(std::min<size_t>((*claims)->size(), INT32_MAX));
     if (auto o = readVolumes(s, sp, pod); !o) return o.error();
   }
   if (pod.schedulerName.empty()) pod.schedulerName = "default-scheduler";

@@ -6,9 +6,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "scoring/json_value.h"
 #include "scoring/placement.h"
 #include "webhook/json_text.h"
-#include "webhook/kube/json_stream.h"
 
 namespace placer {
 namespace {
@@ -18,15 +18,11 @@ using nlohmann::json;
 constexpr std::string_view kAdmissionV1 = "admission.k8s.io/v1";
 constexpr std::string_view kAdmissionV1beta1 = "admission.k8s.io/v1beta1";
 
-const json* member(const json& object, std::string_view key) {
-  if (!object.is_object()) return nullptr;
-  auto it = object.find(key);
-  return it == object.end() ? nullptr : &*it;
-}
-
-std::string stringMember(const json& object, std::string_view key) {
-  const json* v = member(object, key);
-  return v && v->is_string() ? v->get<std::string>() : std::string();
+// The string member `key` of `object`, or empty when absent or not a string.
+std::string_view stringMember(const JsonValue& object, std::string_view key) {
+  const std::optional<JsonValue> v = object.member(key);
+  const std::optional<std::string_view> text = v ? v->string() : std::nullopt;
+  return text ? *text : std::string_view();
 }
 
 // The answer's body: allowed:true, with the patch (a JSON array) when there is
@@ -119,6 +115,9 @@ std::string skipReason(const Pod& pod, const PlacerSettings& settings) {
       settings.schedulerNames.end())
     return "schedulerName " + pod.schedulerName + " is not served by placer";
   if (pod.schedulingGates > 0) return "pod has scheduling gates";
+  // kube-scheduler's DynamicResources plugin allocates the claims while it
+  // schedules; a pod bound without that allocation never starts.
+  if (pod.resourceClaims > 0) return "pod has resource claims (DynamicResources allocates them)";
   if ((pod.hasPvcVolume || pod.hasEphemeralVolume) && !settings.placePodsWithBoundVolumes)
     return "pod has volumes that need binding";
   if (const std::string* skip = findLabel(pod.labels, kSkipLabel); skip && *skip == "true")
@@ -301,8 +300,9 @@ AdmissionAnswer reinvoked(Pod pod, const std::string& key, const std::string& ap
     patch += ']';
     return std::pair(std::move(why), std::move(patch));
   };
-  if (pod.schedulingGates > 0) {
-    auto [why, patch] = unassign("pod has scheduling gates (added after placer assigned node " + held + ")");
+  if (pod.schedulingGates > 0 || pod.resourceClaims > 0) {
+    const char* what = pod.schedulingGates > 0 ? "scheduling gates" : "resource claims";
+    auto [why, patch] = unassign(std::string("pod has ") + what + " (added after placer assigned node " + held + ")");
     return respond(AdmissionOutcome::Fallback, why, &patch);
   }
   if (!input.viewSynced) return respond(AdmissionOutcome::Skipped, "reinvoked: cluster view not synced", nullptr);
@@ -345,9 +345,10 @@ AdmissionAnswer reinvoked(Pod pod, const std::string& key, const std::string& ap
 }  // namespace
 
 AdmissionAnswer reviewAdmission(std::string_view body, const AdmissionInput& input) {
-  // Only what the review and decodePod read is built; the rest of the ~4 KB
-  // body (managedFields, env, probes, oldObject, userInfo, ...) is stepped over.
-  auto review = kube::parseFiltered(body, kube::admissionReviewFilter());
+  // simdjson's DOM: the whole body is validated, only what the review and
+  // decodePod read is copied out.
+  std::optional<JsonParser> own;
+  auto review = threadParserFor(body.size(), own).parse(body);
   if (!review) {
     AdmissionAnswer answer;
     answer.outcome = AdmissionOutcome::BadRequest;
@@ -360,7 +361,7 @@ AdmissionAnswer reviewAdmission(std::string_view body, const AdmissionInput& inp
   return reviewAdmissionDocument(*review, input);
 }
 
-AdmissionAnswer reviewAdmissionDocument(const json& review, const AdmissionInput& input) {
+AdmissionAnswer reviewAdmissionDocument(const JsonValue& review, const AdmissionInput& input) {
   AdmissionAnswer answer;
   auto badRequest = [&](std::string why) {
     answer.outcome = AdmissionOutcome::BadRequest;
@@ -369,17 +370,16 @@ AdmissionAnswer reviewAdmissionDocument(const json& review, const AdmissionInput
     answer.body = "not an admission.k8s.io/v1 AdmissionReview: " + why + "\n";
     return answer;
   };
-  if (!review.is_object()) return badRequest("body is not a JSON object");
-  std::string apiVersion = stringMember(review, "apiVersion");
+  if (!review.isObject()) return badRequest("body is not a JSON object");
+  const std::string apiVersion(stringMember(review, "apiVersion"));
   if (stringMember(review, "kind") != "AdmissionReview") return badRequest("kind: expected AdmissionReview");
   if (apiVersion != kAdmissionV1 && apiVersion != kAdmissionV1beta1)
     return badRequest("apiVersion: expected admission.k8s.io/v1");
-  const json* request = member(review, "request");
-  if (request == nullptr || !request->is_object()) return badRequest("request: missing");
-  const json* uidValue = member(*request, "uid");
-  if (uidValue == nullptr || !uidValue->is_string() || uidValue->get_ref<const std::string&>().empty())
-    return badRequest("request.uid: missing");
-  answer.uid = uidValue->get<std::string>();
+  const std::optional<JsonValue> request = review.member("request");
+  if (!request || !request->isObject()) return badRequest("request: missing");
+  const std::string_view uid = stringMember(*request, "uid");
+  if (uid.empty()) return badRequest("request.uid: missing");
+  answer.uid = uid;
 
   auto allowUntouched = [&](AdmissionOutcome outcome, std::string why) {
     answer.outcome = outcome;
@@ -389,22 +389,22 @@ AdmissionAnswer reviewAdmissionDocument(const json& review, const AdmissionInput
   };
 
   try {
-    if (const json* dry = member(*request, "dryRun"); dry && dry->is_boolean()) answer.dryRun = dry->get<bool>();
-    std::string ns = stringMember(*request, "namespace");
-    const json* kind = member(*request, "kind");
-    std::string operation = stringMember(*request, "operation");
-    std::string subResource = stringMember(*request, "subResource");
-    answer.pod = ns + "/" + stringMember(*request, "name");
+    if (auto dry = request->member("dryRun"); dry && dry->boolean()) answer.dryRun = *dry->boolean();
+    const std::string ns(stringMember(*request, "namespace"));
+    const std::optional<JsonValue> kind = request->member("kind");
+    const std::string operation(stringMember(*request, "operation"));
+    const std::string_view subResource = stringMember(*request, "subResource");
+    answer.pod = ns + "/" + std::string(stringMember(*request, "name"));
 
     if (operation != "CREATE") return allowUntouched(AdmissionOutcome::Skipped, "operation " + operation);
-    if (kind == nullptr || stringMember(*kind, "kind") != "Pod" || stringMember(*kind, "group") != "" ||
+    if (!kind || stringMember(*kind, "kind") != "Pod" || stringMember(*kind, "group") != "" ||
         stringMember(*kind, "version") != "v1" || !subResource.empty())
       return allowUntouched(AdmissionOutcome::Skipped, "not a core/v1 Pod");
     if (isExcludedNamespace(input.settings, ns))
       return allowUntouched(AdmissionOutcome::Skipped, "namespace " + ns + " is excluded");
 
-    const json* object = member(*request, "object");
-    if (object == nullptr || !object->is_object())
+    const std::optional<JsonValue> object = request->member("object");
+    if (!object || !object->isObject())
       return allowUntouched(AdmissionOutcome::Error, "request.object: missing");
     Result<Pod> decoded = decodePod(*object);
     if (!decoded) return allowUntouched(AdmissionOutcome::Error, "request.object." + decoded.error().message);
@@ -433,9 +433,9 @@ AdmissionAnswer reviewAdmissionDocument(const json& review, const AdmissionInput
     answer.score = placement.score;
     std::string unschedulable = placement.reason;
 
-    const json* metadata = member(*object, "metadata");
-    const json* annotations = metadata ? member(*metadata, "annotations") : nullptr;
-    bool podHasAnnotations = annotations != nullptr && annotations->is_object();
+    const std::optional<JsonValue> metadata = object->member("metadata");
+    const std::optional<JsonValue> annotations = metadata ? metadata->member("annotations") : std::nullopt;
+    const bool podHasAnnotations = annotations && annotations->isObject();
     std::string patch;
     patch.reserve(512);
     patch += '[';

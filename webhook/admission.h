@@ -17,11 +17,10 @@
 #include <string>
 #include <string_view>
 
-#include <nlohmann/json_fwd.hpp>
-
 #include "scoring/cluster_state.h"
 #include "scoring/config.h"
 #include "scoring/engine.h"
+#include "scoring/json_value.h"
 #include "scoring/placement.h"
 
 namespace placer {
@@ -76,8 +75,8 @@ struct AdmissionAnswer {
 
 // `body` is the raw request body.
 AdmissionAnswer reviewAdmission(std::string_view body, const AdmissionInput& input);
-// The same from an already parsed document.
-AdmissionAnswer reviewAdmissionDocument(const nlohmann::json& review, const AdmissionInput& input);
+// The same from an already parsed document (simdjson's DOM, scoring/json_value.h).
+AdmissionAnswer reviewAdmissionDocument(const JsonValue& review, const AdmissionInput& input);
 
 // Why the webhook leaves `pod` alone under `settings` (an excluded namespace,
 // spec.nodeName set, another scheduler, scheduling gates, volumes to bind, the

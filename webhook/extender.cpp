@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "scoring/json_value.h"
 #include "scoring/placement.h"
 #include "webhook/json_text.h"
 #include "webhook/kube/json_stream.h"
@@ -64,7 +65,8 @@ const json* jsonMember(const json& object, std::string_view goName) {
 }
 
 Result<Pod> decodePodBytes(std::string_view bytes, std::string_view field) {
-  auto parsed = kube::parseFiltered(bytes, kube::podFilter());
+  std::optional<JsonParser> own;
+  auto parsed = threadParserFor(bytes.size(), own).parse(bytes);
   if (!parsed) return fieldError(field, parsed.error().message);
   auto pod = decodePod(*parsed);
   if (!pod) return fieldError(field, pod.error().message);
@@ -172,130 +174,6 @@ Outcome decodeNodeNames(std::string_view bytes, std::vector<std::string_view>& n
   return {};
 }
 
-// normalizedImageName(name), without its character-by-character searches for
-// the usual name that already has a tag or digest (then it is the name itself).
-std::string normalizedName(std::string_view name) {
-  const void* colon = memrchr(name.data(), ':', name.size());
-  if (colon != nullptr) {
-    size_t at = static_cast<size_t>(static_cast<const char*>(colon) - name.data());
-    if (std::memchr(name.data() + at, '/', name.size() - at) == nullptr) return std::string(name);
-  }
-  return normalizedImageName(name);
-}
-
-// status.images as decodeNode reads it, from its JSON text in one pass when it
-// is plainly shaped ([{"names":[strings without escapes],"sizeBytes":int64}]);
-// false hands anything else (nulls, escapes, other keys, wrong types) to decodeNode.
-class PlainImagesReader {
- public:
-  explicit PlainImagesReader(std::string_view text) : s_(text) {}
-
-  bool read(std::vector<NodeImage>& out) {
-    if (!expect('[')) return false;
-    if (!peek(']')) {
-      do {
-        NodeImage image;
-        if (!readImage(image)) return false;
-        out.push_back(std::move(image));
-      } while (expect(','));
-      if (!expect(']')) return false;
-    } else {
-      ++i_;
-    }
-    skipWs();
-    return i_ == s_.size();
-  }
-
- private:
-  bool readImage(NodeImage& image) {
-    if (!expect('{')) return false;
-    if (peek('}')) return ++i_, true;
-    do {
-      std::string_view key;
-      if (!plainString(key) || !expect(':')) return false;
-      if (key == "names") {
-        image.names.clear();
-        if (!expect('[')) return false;
-        if (peek(']')) {
-          ++i_;
-          continue;
-        }
-        do {
-          std::string_view name;
-          if (!plainString(name)) return false;
-          image.names.push_back(normalizedName(name));
-        } while (expect(','));
-        if (!expect(']')) return false;
-      } else if (key == "sizeBytes") {
-        skipWs();
-        size_t start = i_;
-        while (i_ < s_.size() && (s_[i_] == '-' || (s_[i_] >= '0' && s_[i_] <= '9'))) ++i_;
-        auto r = std::from_chars(s_.data() + start, s_.data() + i_, image.sizeBytes);
-        if (r.ec != std::errc() || r.ptr != s_.data() + i_) return false;
-      } else {
-        return false;
-      }
-    } while (expect(','));
-    return expect('}');
-  }
-  void skipWs() {
-    while (i_ < s_.size() && (s_[i_] == ' ' || s_[i_] == '\n' || s_[i_] == '\r' || s_[i_] == '\t')) ++i_;
-  }
-  bool peek(char c) {
-    skipWs();
-    return i_ < s_.size() && s_[i_] == c;
-  }
-  bool expect(char c) {
-    if (!peek(c)) return false;
-    ++i_;
-    return true;
-  }
-  bool plainString(std::string_view& out) {
-    if (!peek('"')) return false;
-    const void* quote = std::memchr(s_.data() + i_ + 1, '"', s_.size() - i_ - 1);
-    if (quote == nullptr) return false;
-    size_t end = static_cast<size_t>(static_cast<const char*>(quote) - s_.data());
-    out = s_.substr(i_ + 1, end - i_ - 1);
-    if (out.find('\\') != std::string_view::npos) return false;
-    i_ = end + 1;
-    return true;
-  }
-
-  std::string_view s_;
-  size_t i_ = 0;
-};
-
-// A node from its filtered JSON (status.images kept as text): the images, the
-// bulk of a node object, are read in one pass without a DOM; anything unusual
-// in them goes through decodeNode, so values and error messages are the model's.
-Result<Node> decodeRequestNode(json& value) {
-  std::string imagesText;
-  bool hasImages = false;
-  if (value.is_object()) {
-    auto status = value.find("status");
-    if (status != value.end() && status->is_object()) {
-      auto images = status->find("images");
-      if (images != status->end() && images->is_string()) {
-        imagesText = std::move(images->get_ref<std::string&>());
-        status->erase(images);
-        hasImages = true;
-      }
-    }
-  }
-  auto node = decodeNode(value);
-  if (!node || !hasImages) return node;
-  if (PlainImagesReader(imagesText).read(node->images)) return node;
-  node->images.clear();
-  auto dom = kube::parseFiltered(imagesText, kube::keepEverything());
-  if (!dom) return fieldError("status.images", dom.error().message);
-  json wrapper = json::object();
-  wrapper["status"]["images"] = std::move(*dom);
-  auto decoded = decodeNode(wrapper);
-  if (!decoded) return decoded.error();
-  node->images = std::move(decoded->images);
-  return node;
-}
-
 Outcome decodeArgs(std::string_view body, ExtenderArgs& args) {
   auto members = kube::rawObjectMembers(body);
   if (!members) return Error{"ExtenderArgs: " + members.error().message};
@@ -315,26 +193,23 @@ Outcome decodeArgs(std::string_view body, ExtenderArgs& args) {
   if (!listMembers) return Error{"ExtenderArgs.Nodes: " + listMembers.error().message};
   auto items = member(*listMembers, "items");
   if (!items) return {};  // an empty NodeList
-  bool decodeFailed = false;
-  Outcome walked = kube::forEachFilteredElement(
-      *items, kube::nodeFilterWithImagesText(), [&](size_t i, std::string_view bytes, json& value) -> Outcome {
-        auto node = decodeRequestNode(value);
-        if (!node) {
-          decodeFailed = true;
-          return fieldError(indexedField("ExtenderArgs.Nodes.items", i), node.error().message);
-        }
-        // The node is echoed as sent: only bytes that are a valid JSON text
-        // (UTF-8 strings, escapes) may go into the answer.
-        if (!json::accept(bytes)) {
-          decodeFailed = true;
-          return fieldError(indexedField("ExtenderArgs.Nodes.items", i), "not valid JSON (strings must be UTF-8)");
-        }
-        args.nodes.push_back(std::move(*node));
-        args.nodeBytes.push_back(bytes);
-        return {};
-      });
-  if (!walked && !decodeFailed) return Error{"ExtenderArgs.Nodes.items: " + walked.error().message};
-  return walked;
+  std::vector<std::string_view> elements;
+  if (Outcome split = kube::rawArrayElements(*items, elements); !split)
+    return Error{"ExtenderArgs.Nodes.items: " + split.error().message};
+  // Each node parsed with simdjson's DOM, which validates the whole element
+  // (syntax, UTF-8), so the bytes echoed in the answer are a valid JSON text.
+  std::optional<JsonParser> own;
+  args.nodes.reserve(elements.size());
+  args.nodeBytes.reserve(elements.size());
+  for (size_t i = 0; i < elements.size(); ++i) {
+    auto parsed = threadParserFor(elements[i].size(), own).parse(elements[i]);
+    if (!parsed) return fieldError(indexedField("ExtenderArgs.Nodes.items", i), parsed.error().message);
+    auto node = decodeNode(*parsed);
+    if (!node) return fieldError(indexedField("ExtenderArgs.Nodes.items", i), node.error().message);
+    args.nodes.push_back(std::move(*node));
+    args.nodeBytes.push_back(elements[i]);
+  }
+  return {};
 }
 
 // The candidates of a request: NodeInfos from the view (NodeNames), or built
@@ -811,7 +686,7 @@ std::string bindReserved(const ExtenderContext& context, const std::string& ns, 
 
 HttpResponse extenderBind(const ExtenderContext& context, std::string_view body) {
   // The same nesting limit as every other verb's decoder (no stack exhaustion).
-  auto parsed = kube::parseFiltered(body, kube::keepEverything());
+  auto parsed = kube::parseWhole(body);
   if (!parsed) return badRequest("ExtenderBindingArgs: " + parsed.error().message);
   const json args = std::move(*parsed);
   if (!args.is_object()) return badRequest("ExtenderBindingArgs: expected a JSON object");
@@ -865,7 +740,7 @@ HttpResponse extenderPreempt(const ExtenderContext& context, std::string_view bo
     if (!meta) mapBytes = member(*members, "NodeNameToVictims");
     const std::string mapName = meta ? "NodeNameToMetaVictims" : "NodeNameToVictims";
     if (mapBytes) {
-      auto parsedMap = kube::parseFiltered(*mapBytes, kube::keepEverything());
+      auto parsedMap = kube::parseWhole(*mapBytes);
       if (!parsedMap) return badRequest("ExtenderPreemptionArgs." + mapName + ": " + parsedMap.error().message);
       json map = std::move(*parsedMap);
       if (!map.is_object()) return badRequest("ExtenderPreemptionArgs." + mapName + ": expected an object");

@@ -1,15 +1,14 @@
-// What the JSON library costs when the live view decodes lists and watch
-// events: a DOM parse, the streaming filtered decode (webhook/kube/json_stream.h,
-// the list and watch path until issue 17) and simdjson's DOM with the model
-// decoded straight from it (scoring/json_value.h, the list and watch path
-// now). Pods are the realistic ~6 KB generated ones (managedFields, probes,
-// env, full status) and nodes the ~8 KB ones with 40 images, from
-// test/support/cluster_generator.h.
+// What the JSON library costs when the live view, admission and the
+// extender decode objects: a DOM parse (nlohmann) and simdjson's DOM with the
+// model decoded straight from it (scoring/json_value.h, every object path
+// now). The hand-written filtered parser these were measured against until
+// session 8 is gone; its figures stay in RESULTS.md. Pods are the realistic
+// ~6 KB generated ones (managedFields, probes, env, full status) and nodes the
+// ~8 KB ones with 40 images, from test/support/cluster_generator.h.
 //
 //   watch_decode_bench --benchmark_min_time=1
 // bytes/s = JSON throughput, items/s = objects decoded per second.
-// "Filtered" = parseFiltered + decodePod(json); "Simdjson" = JsonParser +
-// decodePod(JsonValue).
+// "Simdjson" = JsonParser + decodePod(JsonValue).
 
 #include <string>
 #include <vector>
@@ -21,7 +20,6 @@
 #include "scoring/model.h"
 #include "test/support/cluster_generator.h"
 #include "scoring/json_stream_scanner.h"
-#include "webhook/kube/json_stream.h"
 
 namespace placer {
 namespace {
@@ -159,52 +157,6 @@ void BM_CallbackFilteredParseThenDecode(benchmark::State& state) {
 }
 BENCHMARK(BM_CallbackFilteredParseThenDecode);
 
-// What placer does: skip unlisted fields without tokenizing them into values,
-// build a small DOM of the listed ones, decode that.
-void BM_SkipFilteredParseThenDecode(benchmark::State& state) {
-  for (auto _ : state)
-    for (const auto& text : pods()) {
-      auto slim = kube::parseFiltered(text, kube::podFilter());
-      auto pod = decodePod(*slim);
-      benchmark::DoNotOptimize(pod);
-    }
-  state.SetBytesProcessed(int64_t(state.iterations()) * totalBytes());
-  state.SetItemsProcessed(int64_t(state.iterations()) * pods().size());
-}
-BENCHMARK(BM_SkipFilteredParseThenDecode);
-
-void BM_SkipFilteredParseOnly(benchmark::State& state) {
-  for (auto _ : state)
-    for (const auto& text : pods()) {
-      auto slim = kube::parseFiltered(text, kube::podFilter());
-      benchmark::DoNotOptimize(slim);
-    }
-  state.SetBytesProcessed(int64_t(state.iterations()) * totalBytes());
-  state.SetItemsProcessed(int64_t(state.iterations()) * pods().size());
-}
-BENCHMARK(BM_SkipFilteredParseOnly);
-
-// The whole list path: the stream scanner splits a list body fed in 16 KB
-// pieces into items, each filtered and decoded.
-void BM_ListStreamScanFilterDecode(benchmark::State& state) {
-  const std::string& body = listBody();
-  for (auto _ : state) {
-    size_t decoded = 0;
-    JsonStreamScanner scanner(JsonStreamScanner::Mode::ListItems, [&](std::string_view item) {
-      auto slim = kube::parseFiltered(item, kube::podFilter());
-      auto pod = decodePod(*slim);
-      decoded += pod.ok();
-      return Outcome();
-    });
-    for (size_t i = 0; i < body.size(); i += 16384) (void)scanner.feed(std::string_view(body).substr(i, 16384));
-    (void)scanner.finish();
-    benchmark::DoNotOptimize(decoded);
-  }
-  state.SetBytesProcessed(int64_t(state.iterations()) * body.size());
-  state.SetItemsProcessed(int64_t(state.iterations()) * pods().size());
-}
-BENCHMARK(BM_ListStreamScanFilterDecode);
-
 // The list path now: the same framing, each item parsed by simdjson and decoded straight from it.
 void BM_ListStreamScanSimdjsonDecode(benchmark::State& state) {
   const std::string& body = listBody();
@@ -221,17 +173,6 @@ void BM_ListStreamScanSimdjsonDecode(benchmark::State& state) {
   state.SetItemsProcessed(int64_t(state.iterations()) * pods().size());
 }
 BENCHMARK(BM_ListStreamScanSimdjsonDecode);
-
-void BM_PodItemsFiltered(benchmark::State& state) {
-  for (auto _ : state)
-    for (const auto& text : pods()) {
-      auto pod = decodePod(*kube::parseFiltered(text, kube::podFilter()));
-      benchmark::DoNotOptimize(pod);
-    }
-  state.SetBytesProcessed(int64_t(state.iterations()) * bytesOf(pods()));
-  state.SetItemsProcessed(int64_t(state.iterations()) * pods().size());
-}
-BENCHMARK(BM_PodItemsFiltered);
 
 void BM_PodItemsSimdjson(benchmark::State& state) {
   JsonParser parser;
@@ -257,20 +198,6 @@ void BM_PodItemsSimdjsonParseOnly(benchmark::State& state) {
 }
 BENCHMARK(BM_PodItemsSimdjsonParseOnly);
 
-void BM_NodeListStreamFiltered(benchmark::State& state) {
-  const std::string& body = nodeListBody();
-  for (auto _ : state) {
-    size_t decoded = 0;
-    scanInPieces(JsonStreamScanner::Mode::ListItems, body, [&](std::string_view item) {
-      decoded += decodeNode(*kube::parseFiltered(item, kube::nodeFilter())).ok();
-    });
-    benchmark::DoNotOptimize(decoded);
-  }
-  state.SetBytesProcessed(int64_t(state.iterations()) * body.size());
-  state.SetItemsProcessed(int64_t(state.iterations()) * nodes().size());
-}
-BENCHMARK(BM_NodeListStreamFiltered);
-
 void BM_NodeListStreamSimdjson(benchmark::State& state) {
   const std::string& body = nodeListBody();
   JsonParser parser;
@@ -285,27 +212,6 @@ void BM_NodeListStreamSimdjson(benchmark::State& state) {
   state.SetItemsProcessed(int64_t(state.iterations()) * nodes().size());
 }
 BENCHMARK(BM_NodeListStreamSimdjson);
-
-// Watch events until issue 17: the event filtered ({type, object{pod fields}})
-// then decoded. The event filter itself is gone; this frames the event's
-// object with the raw scanner and filters that, which costs at most what the
-// old event filter did.
-void BM_PodWatchEventsFiltered(benchmark::State& state) {
-  const std::string& body = podEvents();
-  std::vector<kube::RawMember> members;
-  for (auto _ : state) {
-    size_t decoded = 0;
-    scanInPieces(JsonStreamScanner::Mode::TopLevelValues, body, [&](std::string_view event) {
-      (void)kube::rawObjectMembers(event, members);
-      for (const auto& m : members)
-        if (m.key == "object") decoded += decodePod(*kube::parseFiltered(m.value, kube::podFilter())).ok();
-    });
-    benchmark::DoNotOptimize(decoded);
-  }
-  state.SetBytesProcessed(int64_t(state.iterations()) * body.size());
-  state.SetItemsProcessed(int64_t(state.iterations()) * pods().size());
-}
-BENCHMARK(BM_PodWatchEventsFiltered);
 
 void BM_PodWatchEventsSimdjson(benchmark::State& state) {
   const std::string& body = podEvents();
@@ -322,19 +228,6 @@ void BM_PodWatchEventsSimdjson(benchmark::State& state) {
   state.SetItemsProcessed(int64_t(state.iterations()) * pods().size());
 }
 BENCHMARK(BM_PodWatchEventsSimdjson);
-
-// AdmissionReview: what admission.cpp parses (its filter), then the pod decoded.
-void BM_AdmissionReviewFiltered(benchmark::State& state) {
-  for (auto _ : state)
-    for (const auto& text : admissionReviews()) {
-      auto review = kube::parseFiltered(text, kube::admissionReviewFilter());
-      auto pod = decodePod((*review)["request"]["object"]);
-      benchmark::DoNotOptimize(pod);
-    }
-  state.SetBytesProcessed(int64_t(state.iterations()) * bytesOf(admissionReviews()));
-  state.SetItemsProcessed(int64_t(state.iterations()) * admissionReviews().size());
-}
-BENCHMARK(BM_AdmissionReviewFiltered);
 
 void BM_AdmissionReviewSimdjson(benchmark::State& state) {
   JsonParser parser;

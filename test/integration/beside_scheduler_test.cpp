@@ -203,6 +203,10 @@ TEST_F(BesideScheduler, ReinvocationSeesTheFinalPod) {
                                                      {{"nodeSelectorTerms", json::array({term})}}}}}}}});
     } else if (what == "gate") {
       patch.push_back({{"op", "add"}, {"path", "/spec/schedulingGates"}, {"value", {{{"name", "example.com/quota"}}}}});
+    } else if (what == "claim") {
+      patch.push_back({{"op", "add"},
+                       {"path", "/spec/resourceClaims"},
+                       {"value", {{{"name", "gpu"}, {"resourceClaimTemplateName", "one-gpu"}}}}});
     }
     return fakeapi::TestWebhook::allow(review, patch.empty() ? json(nullptr) : patch);
   });
@@ -241,6 +245,13 @@ TEST_F(BesideScheduler, ReinvocationSeesTheFinalPod) {
          EXPECT_FALSE(annotations.contains("placer.io/assigned-node"));
          EXPECT_FALSE(annotations.contains("placer.io/reservation"));
          EXPECT_NE(annotations.value("placer.io/unassigned-reason", "").find("scheduling gates"), std::string::npos);
+       }},
+      {"ResourceClaimsAddedLeaveItToKubeScheduler", "claim", "",
+       [](const json& pod, const std::string&) {
+         EXPECT_FALSE(pod["spec"].contains("nodeName"));
+         const json& annotations = pod["metadata"]["annotations"];
+         EXPECT_FALSE(annotations.contains("placer.io/assigned-node"));
+         EXPECT_NE(annotations.value("placer.io/unassigned-reason", "").find("resource claims"), std::string::npos);
        }},
       {"ANodeNamePlacerDidNotWriteIsLeftAlone", "label", "beta",
        [](const json& pod, const std::string&) {

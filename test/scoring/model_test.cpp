@@ -180,6 +180,7 @@ TEST(DecodePod, ReadsLifecycleAndPlacementHints) {
                    "ownerReferences": [{"kind": "Job", "name": "j", "controller": false},
                                        {"kind": "StatefulSet", "name": "s", "controller": true}]},
       "spec": {"schedulerName": "my-scheduler", "schedulingGates": [{"name": "a"}, {"name": "b"}],
+               "resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": "one-gpu"}],
                "volumes": [{"name": "scratch", "ephemeral": {"volumeClaimTemplate": {"spec": {}}}}],
                "overhead": {"cpu": "250m", "memory": "120Mi"},
                "resources": {"requests": {"cpu": "2", "memory": "1Gi", "ephemeral-storage": "1Gi"}},
@@ -190,6 +191,7 @@ TEST(DecodePod, ReadsLifecycleAndPlacementHints) {
   EXPECT_EQ(pod->ownerKind, "StatefulSet");
   EXPECT_EQ(pod->schedulerName, "my-scheduler");
   EXPECT_EQ(pod->schedulingGates, 2);
+  EXPECT_EQ(pod->resourceClaims, 1);
   EXPECT_TRUE(pod->hasEphemeralVolume);
   EXPECT_FALSE(pod->hasPvcVolume);
   EXPECT_TRUE(pod->isTerminal());
@@ -208,6 +210,11 @@ TEST(NormalizedImageName, AddsLatestOnlyWithoutTagOrDigest) {
   EXPECT_EQ(normalizedImageName("registry:5000/team/app"), "registry:5000/team/app:latest");
   EXPECT_EQ(normalizedImageName("registry:5000/team/app:v2"), "registry:5000/team/app:v2");
   EXPECT_EQ(normalizedImageName("app@sha256:abc"), "app@sha256:abc");
+  // Upstream's LastIndex(":") <= LastIndex("/") at the edges.
+  EXPECT_EQ(normalizedImageName(""), ":latest");
+  EXPECT_EQ(normalizedImageName(":"), ":");
+  EXPECT_EQ(normalizedImageName("a:/"), "a:/:latest");
+  EXPECT_EQ(normalizedImageName("host:5000/a"), "host:5000/a:latest");
 }
 
 // ---- malformed objects: each error names the field ----

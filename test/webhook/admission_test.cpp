@@ -120,6 +120,11 @@ TEST_F(AdmissionTest, PodsPlacerLeavesAlone) {
       {"scheduling gates",
        [](json& p, json&) { p["spec"]["schedulingGates"] = json::array({{{"name", "example.com/quota"}}}); },
        "scheduling gates"},
+      {"resource claims (DRA)",
+       [](json& p, json&) {
+         p["spec"]["resourceClaims"] = json::array({{{"name", "gpu"}, {"resourceClaimTemplateName", "one-gpu"}}});
+       },
+       "resource claims"},
       {"persistent volume claim",
        [](json& p, json&) {
          p["spec"]["volumes"] = json::array({{{"name", "data"}, {"persistentVolumeClaim", {{"claimName", "data-0"}}}}});

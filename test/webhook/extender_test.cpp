@@ -323,6 +323,14 @@ TEST_F(ExtenderTest, MalformedBodiesAre400WithAMessage) {
        "items[0]: status.images[0].names[0]"},
       {"bad quantity", R"({"Pod":{"spec":{"containers":[{"name":"c","resources":{"requests":{"cpu":"x"}}}]}},"NodeNames":[]})",
        "cpu"},
+      // Nodes are echoed as sent: one that is not a valid JSON text is refused, not echoed.
+      {"node not UTF-8",
+       R"({"Pod":{"metadata":{"name":"x"}},"Nodes":{"items":[{"metadata":{"name":"big"}},{"metadata":{"name":"caf)" +
+           std::string("\xff") + R"("}}]}})",
+       "items[1]"},
+      {"node with a broken number",
+       R"({"Pod":{"metadata":{"name":"x"}},"Nodes":{"items":[{"metadata":{"name":"big","generation":1-2}}]}})", "items[0]"},
+      {"pod not UTF-8", R"({"Pod":{"metadata":{"name":"caf)" + std::string("\xff") + R"("}},"NodeNames":[]})", "Pod"},
   };
   for (const Case& c : cases) {
     for (auto* handler : {+[](const ExtenderContext& x, std::string_view b) { return extenderFilter(x, b, false); },

@@ -5,9 +5,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "scoring/json_value.h"
 #include "webhook/extender.h"
 #include "webhook/kube/api_client.h"
-#include "webhook/kube/json_stream.h"
 
 namespace placer {
 namespace {
@@ -58,7 +58,8 @@ class ApiPodBinder : public PodBinder {
     if (response->status == 401) client_->token().invalidate();
     giveBack(std::move(connection));
     if (response->status != 200) return Error{statusMessage(*response)};
-    auto parsed = kube::parseFiltered(response->body, kube::podFilter());
+    JsonParser parser;
+    auto parsed = parser.parse(response->body);
     if (!parsed) return Error{"the pod is not JSON: " + parsed.error().message};
     return decodePod(*parsed);
   }
