@@ -38,9 +38,12 @@
 // --events 1 follows every decision as `placer serve` does on a live cluster
 // (PlacedPods records it) and, as the pods "appear" (a thread hands each
 // admitted request's pod, with its reservation annotation, to the observer),
-// queues its Scheduled Event for an Events API that refuses connections
-// (127.0.0.1:1): the recorder backs off and drops, as it would during an
-// outage. The A/B against --events 0 is what the Event machinery costs admission.
+// queues its Scheduled Event, which the recorder POSTs over keep-alive TLS to
+// an Events API in this process that accepts every Event (201): the whole
+// path, the sink's own cost included (so the A/B against --events 0 is an
+// upper bound of what the Event machinery costs admission). --events 2 sends
+// them to an Events API that refuses connections (127.0.0.1:1) instead: the
+// recorder backs off and drops, as it would during an outage.
 //
 // --dry-run 1 sends dryRun reviews: the same decisions, nothing reserved, so
 // the difference to a normal run is what reserving costs (locks included).
@@ -118,7 +121,7 @@ struct Options {
   double watchRate = 0;  // > 0: pod MODIFIED events applied to the view per second meanwhile
   size_t decisionCache = Engine::kDefaultCacheCapacity;
   int shape = -1;  // --shape N: only pending pods of shape N (index % kPendingShapes); -1: the mix
-  bool events = false;  // --events 1: decisions followed (PlacedPods) and told as Events to a failing Events API
+  int events = 0;  // 1: decisions followed (PlacedPods) and told as Events to an accepting Events API; 2: a failing one
   int connections = 0;  // idle keep-alive connections held open during the run
   int slowloris = 0;    // connections sending their headers a byte at a time
   int slowlorisIntervalMs = 100;
@@ -438,7 +441,7 @@ int main(int argc, char** argv) {
     else if (a == "--profile") o.profile = v;
     else if (a == "--dry-run") o.dryRun = v == "1" || v == "true";
     else if (a == "--watch-rate") o.watchRate = std::stod(v);
-    else if (a == "--events") o.events = v == "1";
+    else if (a == "--events") o.events = std::stoi(v);
     else if (a == "--decision-cache") o.decisionCache = std::stoul(v);
     else if (a == "--shape") o.shape = std::stoi(v);
     else if (a == "--connections") o.connections = std::stoi(v);
@@ -505,11 +508,32 @@ int main(int argc, char** argv) {
   context.metrics = &metrics;
   std::unique_ptr<kube::ApiEventRecorder> recorder;
   std::unique_ptr<PlacedPods> placed;
-  if (o.events) {
-    kube::KubeConfig failing;
-    failing.server = "https://127.0.0.1:1";  // nothing listens: every Event fails, backs off, is dropped
-    failing.token = "loadgen";
-    auto client = kube::ApiClient::create(failing);
+  std::unique_ptr<HttpServer> eventsApi;
+  if (o.events != 0) {
+    kube::KubeConfig eventsConfig;
+    eventsConfig.server = "https://127.0.0.1:1";  // --events 2: nothing listens; every Event fails, backs off, is dropped
+    eventsConfig.token = "loadgen";
+    if (o.events == 1) {
+      ListenerOptions sink;
+      sink.name = "events-api";
+      sink.address = "127.0.0.1:0";
+      auto sinkCert = ServingCertificate::fromPem(serving->certificatePem, serving->privateKeyPem);
+      if (!sinkCert) return 1;
+      sink.certificate = std::shared_ptr<const ServingCertificate>(std::move(*sinkCert));
+      sink.routes.push_back(Route{"POST", "/apis/events.k8s.io/v1/namespaces/loadgen/events", [](const HttpRequest& r) {
+                                    return HttpResponse::json(201, r.body);
+                                  }});
+      sink.workerThreads = 1;
+      auto started = HttpServer::start(std::move(sink));
+      if (!started) {
+        std::fprintf(stderr, "%s\n", started.error().message.c_str());
+        return 1;
+      }
+      eventsApi = std::move(*started);
+      eventsConfig.server = "https://127.0.0.1:" + std::to_string(eventsApi->port());
+      eventsConfig.caPem = ca->certificatePem;
+    }
+    auto client = kube::ApiClient::create(eventsConfig);
     if (!client) {
       std::fprintf(stderr, "%s\n", client.error().message.c_str());
       return 1;
@@ -661,10 +685,11 @@ int main(int argc, char** argv) {
         size_t at = m.find("\n" + key + " ");
         return at == std::string::npos ? std::string("0") : m.substr(at + key.size() + 2, m.find('\n', at + 1) - at - key.size() - 2);
       };
-      std::printf("  events: %llu pods appeared; sent=%s dropped queue_full=%s retries_exhausted=%s\n",
+      std::printf("  events: %llu pods appeared; sent=%s dropped queue_full=%s retries_exhausted=%s (%s)\n",
                   (unsigned long long)appeared, series("placer_events_sent_total").c_str(),
                   series("placer_events_dropped_total{reason=\"queue_full\"}").c_str(),
-                  series("placer_events_dropped_total{reason=\"retries_exhausted\"}").c_str());
+                  series("placer_events_dropped_total{reason=\"retries_exhausted\"}").c_str(),
+                  o.events == 1 ? "an accepting Events API" : "an Events API that refuses connections");
     }
     if (const DecisionCache* cache = context.engine->cache()) {
       const DecisionCache::Stats stats = cache->stats();
@@ -673,6 +698,8 @@ int main(int argc, char** argv) {
     }
   }
   background.stop();
+  if (recorder) recorder->stop();
+  if (eventsApi) eventsApi->stop(std::chrono::seconds(5));
   (*server)->stop(std::chrono::seconds(5));
   return 0;
 }
