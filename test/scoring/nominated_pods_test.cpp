@@ -82,7 +82,9 @@ TEST_P(NominatedPods, CountOnTheirNodeForPodsOfLowerOrEqualPriority) {
       reasons = o.reasons;
     }
     EXPECT_EQ(feasible, c.fitsFull);
-    if (!c.fitsFull) EXPECT_EQ(reasons, std::vector<std::string>{c.reason});
+    if (!c.fitsFull) {
+      EXPECT_EQ(reasons, std::vector<std::string>{c.reason});
+    }
     // The decision cache (Detail::Summary) answers alike, twice in a row.
     for (int round = 0; round < 2; ++round) {
       const NodeInfo* full = view.findNode("full");

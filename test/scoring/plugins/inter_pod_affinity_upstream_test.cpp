@@ -14,7 +14,7 @@
 //                     TestRequiredAffinityMultipleNodes        18 of 18
 //                     TestGetTPMapMatchingIncomingAffinityAntiAffinity
 //                                                               8 of 8 (derived, see below)
-//                     TestPreFilterStateAddRemovePod            3 of 3 (derived, the added pod nominated)
+//                     TestPreFilterStateAddRemovePod            4 of 4 (derived, the added pod nominated)
 //   scoring_test.go   TestPreferredAffinity                    26 of 26
 //                     TestPreferredAffinityWithHardPodAffinitySymmetricWeight
 //                                                               5 of 5
@@ -508,6 +508,10 @@ std::vector<Case> preFilterStateAddRemovePod() {
   };
 
   std::vector<Case> cases = {
+      // no term anywhere: counts stay empty (PreFilter skips), every node fits
+      {T, "no affinity exist", PodJson("pending").labels(selector1),
+       {p1, PodJson("p2").node("nodeC"), PodJson("addedPod").labels(selector1).nominated("nodeB")}, nodes,
+       {fits("nodeA"), fits("nodeB"), fits("nodeC")}},
       // anti-affinity counts with addedPod {region r1: 2}; existing pods'
       // {region r1: 1 (addedPod), region r2: 1 (p2)}
       {T, "preFilterState anti-affinity terms are updated correctly after adding and removing a pod",
