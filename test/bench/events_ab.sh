@@ -29,19 +29,22 @@ NICE=${NICE:-19}
 LOADGEN="$BUILD/test/bench/admission_loadgen"
 [ -x "$LOADGEN" ] || { echo "no $LOADGEN" >&2; exit 1; }
 
-# Prints "p50_us p99_us req_per_s assigned events_received" of one run.
+OUT=$(mktemp)
+trap 'rm -f "$OUT"' EXIT
+# One run; its output in $OUT.
 run() {
-  local events=$1 out
-  out=$(nice -n "$NICE" "$LOADGEN" --nodes "$NODES" --pods-per-node "$PODS_PER_NODE" --shape "$SHAPE" \
-          --clients "$CLIENTS" --rate "$RATE" --seconds "$SECONDS_PER_RUN" --route mutate \
-          --appear-ms "$APPEAR_MS" --events "$events")
-  local mutate assigned received
-  mutate=$(grep -m1 '^/mutate' <<<"$out")
-  assigned=$(grep -o 'assigned=[0-9]*' <<<"$out" | head -1 | cut -d= -f2)
-  received=$(grep -o 'Events API: [0-9]*' <<<"$out" | awk '{print $3}')
+  nice -n "$NICE" "$LOADGEN" --nodes "$NODES" --pods-per-node "$PODS_PER_NODE" --shape "$SHAPE" \
+    --clients "$CLIENTS" --rate "$RATE" --seconds "$SECONDS_PER_RUN" --route mutate \
+    --appear-ms "$APPEAR_MS" --events "$1" >"$OUT"
+}
+# "p50_us p99_us req_per_s assigned events_received" of the run in $OUT.
+figures() {
+  local mutate
+  mutate=$(grep -m1 '^/mutate' "$OUT")
   echo "$(grep -o 'p50=[0-9]*' <<<"$mutate" | cut -d= -f2) $(grep -o 'p99=[0-9]*' <<<"$mutate" | cut -d= -f2)" \
-       "$(grep -o '[0-9]* req/s' <<<"$mutate" | awk '{print $1}') $assigned $received"
-  grep -E 'Engine::place alone|events:' <<<"$out" | sed 's/^/    /' >&2
+       "$(grep -o '[0-9]* req/s' <<<"$mutate" | awk '{print $1}')" \
+       "$(grep -o 'assigned=[0-9]*' "$OUT" | head -1 | cut -d= -f2)" \
+       "$(grep -o 'Events API: [0-9]*' "$OUT" | awk '{print $3}')"
 }
 
 echo "RATE=$RATE/s SECONDS_PER_RUN=$SECONDS_PER_RUN NODES=$NODES PODS_PER_NODE=$PODS_PER_NODE SHAPE=$SHAPE CLIENTS=$CLIENTS APPEAR_MS=$APPEAR_MS"
@@ -50,8 +53,10 @@ for pair in $(seq 1 "$PAIRS"); do
   for arm in A B; do
     events=0; [ "$arm" = B ] && events=1
     load=$(uptime | sed 's/.*load average: //')
-    read -r p50 p99 rps assigned received < <(run "$events")
+    run "$events"
+    read -r p50 p99 rps assigned received < <(figures)
     printf '%-4s %-4s %-28s %9s %9s %8s %9s %9s\n' "$pair" "$arm" "$load" "$p50" "$p99" "$rps" "$assigned" "$received"
+    grep -E 'Engine::place alone|events:' "$OUT" | sed 's/^/     /'
     eval "p50_$arm=$p50 p99_$arm=$p99"
   done
   awk -v a50="$p50_A" -v b50="$p50_B" -v a99="$p99_A" -v b99="$p99_B" -v p="$pair" \
