@@ -734,7 +734,7 @@ int main(int argc, char** argv) {
                                   [&eventsReceived](const HttpRequest& r) {
                                     eventsReceived.fetch_add(1);
                                     return HttpResponse::json(201, r.body);
-                                  }},
+                                  },
                                   {}});
     sink.workerThreads = 1;
     auto started = HttpServer::start(std::move(sink));
@@ -784,14 +784,14 @@ int main(int argc, char** argv) {
   listener.routes.push_back(Route{"POST", "/loadgen/reset", [model = apiServer.get()](const HttpRequest&) {
                                     if (model) model->reset();
                                     return HttpResponse::json(200, "{}");
-                                  }},
+                                  },
                                   {}});
   // Benchmark-only: the same TLS round trip and body, no decision.
   listener.routes.push_back(Route{"POST", "/echo", [](const HttpRequest&) {
                                     return HttpResponse::json(
                                         200, R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview",)"
                                              R"("response":{"uid":"x","allowed":true}})");
-                                  }},
+                                  },
                                   {}});
   listener.workerThreads = o.workers;
   auto server = HttpServer::start(std::move(listener));
