@@ -903,10 +903,12 @@ int main(int argc, char** argv) {
       const auto deadline = Clock::now() + std::chrono::seconds(30);
       auto through = [&] {
         m = metrics.render();
-        return double(eventsReceived.load()) + std::stod(series("placer_events_dropped_total{reason=\"queue_full\"}")) +
-                   std::stod(series("placer_events_dropped_total{reason=\"refused\"}")) +
-                   std::stod(series("placer_events_dropped_total{reason=\"retries_exhausted\"}")) >=
-               assigned;
+        const double dropped = std::stod(series("placer_events_dropped_total{reason=\"queue_full\"}")) +
+                               std::stod(series("placer_events_dropped_total{reason=\"refused\"}")) +
+                               std::stod(series("placer_events_dropped_total{reason=\"retries_exhausted\"}"));
+        // Both sides: the sink received it and the recorder counted it sent.
+        return double(eventsReceived.load()) + dropped >= assigned &&
+               std::stod(series("placer_events_sent_total")) + dropped >= assigned;
       };
       while (!through() && Clock::now() < deadline) std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
