@@ -558,6 +558,9 @@ NominatedPod nominatedOf(const Pod& pod, std::string key, uint32_t generation) {
   n.requests = pod.requests;
   n.nonZeroRequests = pod.nonZeroRequests;
   n.hostPorts = pod.hostPorts;
+  n.namespace_ = pod.namespace_;
+  n.labels = pod.labels;
+  n.affinity = compilePodAffinity(pod);
   n.generation = generation;
   return n;
 }

@@ -166,10 +166,16 @@ struct NominatedPod {
   Resources requests;
   Resources nonZeroRequests;
   std::vector<HostPort> hostPorts;
+  // What InterPodAffinity and PodTopologySpread count of it (their AddPod).
+  std::string namespace_;
+  Labels labels;
+  std::shared_ptr<const PodAffinityInfo> affinity;  // compiled (anti-)affinity terms; null: none
   uint32_t generation = 0;  // resync mark
   bool sameAs(const NominatedPod& o) const {
+    const bool sameAffinity = affinity == o.affinity || (affinity && o.affinity && affinity->terms == o.affinity->terms);
     return uid == o.uid && podName == o.podName && nodeName == o.nodeName && priority == o.priority &&
-           requests == o.requests && nonZeroRequests == o.nonZeroRequests && hostPorts == o.hostPorts;
+           requests == o.requests && nonZeroRequests == o.nonZeroRequests && hostPorts == o.hostPorts &&
+           namespace_ == o.namespace_ && labels == o.labels && sameAffinity;
   }
 };
 // Whether a pod is one that counts as nominated (see NominatedPod).

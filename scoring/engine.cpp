@@ -196,14 +196,16 @@ class NominatedOverlay {
 };
 
 // The first pass of RunFilterPluginsWithNominatedPods: every active filter,
-// in profile order, on a copy of the node with its nominated pods added; the
-// first rejection (or failure), or nothing when all pass. The caller holds
-// the node's accounting still. The node-by-node filters run with their own
-// state and pod (a cache entry's), the late ones with the decision's.
+// in profile order, on a copy of the node with its nominated pods added (and,
+// for a plugin with PreFilterExtensions, its state with them counted there:
+// upstream's AddPod); the first rejection (or failure), or nothing when all
+// pass. The caller holds the node's accounting still. The node-by-node
+// filters run with their own state and pod (a cache entry's), the late ones
+// with the decision's.
 std::optional<Status> filterWithNominated(const NodeInfo& node, const std::vector<const NominatedPod*>& nominated,
                                           const NodeResults& r, const Pod& rPod,
                                           const std::vector<std::pair<const FilterPlugin*, uint16_t>>& late,
-                                          const CycleState& lateState, const Pod& pod) {
+                                          const CycleState& lateState, const Pod& pod, const ClusterView& view) {
   NodeInfo withNominated = node;
   for (const NominatedPod* n : nominated) withNominated.addUsage(n->requests, n->nonZeroRequests, n->hostPorts);
   size_t direct = 0;
@@ -212,7 +214,13 @@ std::optional<Status> filterWithNominated(const NodeInfo& node, const std::vecto
     const bool takeDirect =
         later == late.size() || (direct < r.filters.size() && r.filterIndex[direct] < late[later].second);
     const FilterPlugin* plugin = takeDirect ? r.filters[direct] : late[later].first;
-    Status status = takeDirect ? plugin->filter(r.state, rPod, withNominated) : plugin->filter(lateState, pod, withNominated);
+    const CycleState& state = takeDirect ? r.state : lateState;
+    const Pod& filtered = takeDirect ? rPod : pod;
+    CycleState added;
+    const auto* extensions = dynamic_cast<const PreFilterExtensions*>(plugin);
+    const bool counted = extensions != nullptr &&
+                         extensions->addNominatedPods(state, filtered, nominated, node, view, added);
+    Status status = plugin->filter(counted ? added : state, filtered, withNominated);
     takeDirect ? ++direct : ++later;
     if (status.isSuccess()) continue;
     if (!status.isRejected()) status = asFailure("filter", plugin->name(), status);
@@ -497,7 +505,7 @@ Decision decide(const Profile& profile, const Engine::Groups& groups, const Pod&
       std::optional<Status> withNominated;
       if (!nominated.empty()) {
         if (const auto* added = nominated.find(s.lateNodes[t]->name())) {
-          withNominated = filterWithNominated(*s.lateNodes[t], *added, r, rPod, late, state, pod);
+          withNominated = filterWithNominated(*s.lateNodes[t], *added, r, rPod, late, state, pod, view);
           if (withNominated) {
             if (withNominated->code() == Code::Error && !lateFailure) lateFailure = withNominated;
             rejection = &*withNominated;

@@ -205,6 +205,22 @@ class FilterPlugin : public virtual Plugin {
   }
 };
 
+// PreFilterExtensions.AddPod (kube-scheduler's), for the first filter pass on
+// a node that holds nominated pods of priority >= the incoming pod's
+// (RunFilterPluginsWithNominatedPods / addGENominatedPods): a plugin whose
+// PreFilter state counts other pods says how that state reads with those pods
+// counted on the node as if they were bound there. A plugin whose PreFilter
+// skipped has no state and is not asked (upstream skips it too).
+class PreFilterExtensions : public virtual Plugin {
+ public:
+  // Writes to `out`, under the key this plugin's Filter reads, a copy of the
+  // state its PreFilter wrote to `state`, with each of `added` counted on
+  // `node` as AddPod counts a pod; false, writing nothing, when PreFilter
+  // wrote no state. `state` is not changed.
+  virtual bool addNominatedPods(const CycleState& state, const Pod& pod, std::span<const NominatedPod* const> added,
+                                const NodeInfo& node, const ClusterView& view, CycleState& out) const = 0;
+};
+
 class PreScorePlugin : public virtual Plugin {
  public:
   // Returns Skip when Score has nothing to score for this pod (every node gets 0).

@@ -53,10 +53,10 @@ bool incomingTermMatches(const AffinityTerm& term, const CountedPod& pod, const 
   return term.namespaceMatches(pod.namespace_, kNoLabels) && pod.labelsMatch(resolved, term.selector);
 }
 
-bool podMatchesAllTerms(const std::vector<AffinityTerm>& terms, const Pod& pod) {
+bool podMatchesAllTerms(const std::vector<AffinityTerm>& terms, std::string_view ns, const Labels& labels) {
   if (terms.empty()) return false;
   for (const AffinityTerm& t : terms)
-    if (!t.matches(pod.namespace_, kNoLabels, pod.labels)) return false;
+    if (!t.matches(ns, kNoLabels, labels)) return false;
   return true;
 }
 
@@ -146,7 +146,30 @@ int64_t scoreOf(const PreScoreState& state, const NodeInfo& node) {
   return score;
 }
 
-class InterPodAffinity final : public PreFilterPlugin, public FilterPlugin, public PreScorePlugin, public ScorePlugin {
+// upstream's preFilterState.updateWithPod(pod, node, +1): a pod counted on
+// `node` as if bound there, for the incoming `pod`.
+void countOnNode(PreFilterState& state, const Pod& pod, const NominatedPod& added, const NodeInfo& node,
+                 const ClusterView& view) {
+  if (added.affinity) {
+    const Labels* nsLabels = view.namespaceLabels(pod.namespace_);
+    for (const AffinityTerm& t : added.affinity->of(TermKind::RequiredAntiAffinity))
+      if (t.matches(pod.namespace_, nsLabels ? *nsLabels : kNoLabels, pod.labels))
+        state.existingAnti.add(state.existingAnti.keyIndex(t.topologyKey), node, 1);
+  }
+  if (!state.info) return;
+  const auto& affinityTerms = state.info->of(TermKind::RequiredAffinity);
+  if (podMatchesAllTerms(affinityTerms, added.namespace_, added.labels))
+    for (size_t k : state.affinityKeys) state.affinity.add(k, node, 1);
+  const auto& antiTerms = state.info->of(TermKind::RequiredAntiAffinity);
+  for (size_t i = 0; i < antiTerms.size(); ++i)
+    if (antiTerms[i].matches(added.namespace_, kNoLabels, added.labels)) state.anti.add(state.antiKeys[i], node, 1);
+}
+
+class InterPodAffinity final : public PreFilterPlugin,
+                               public FilterPlugin,
+                               public PreScorePlugin,
+                               public ScorePlugin,
+                               public PreFilterExtensions {
  public:
   explicit InterPodAffinity(InterPodAffinityArgs args) : args_(args) {}
   std::string_view name() const override { return names::kInterPodAffinity; }
@@ -203,7 +226,7 @@ class InterPodAffinity final : public PreFilterPlugin, public FilterPlugin, publ
                             for (size_t i = 0; i < affinityTerms.size(); ++i)
                               state->affinity.add(state->affinityKeys[i], *p.node, 1);
                           });
-      state->matchesOwnAffinity = podMatchesAllTerms(affinityTerms, pod);
+      state->matchesOwnAffinity = podMatchesAllTerms(affinityTerms, pod.namespace_, pod.labels);
     }
     for (const AffinityTerm& t : antiTerms) {
       const size_t k = state->anti.keyIndex(t.topologyKey);
@@ -225,6 +248,16 @@ class InterPodAffinity final : public PreFilterPlugin, public FilterPlugin, publ
   void filterAll(const CycleState& cycle, const Pod&, std::span<const NodeInfo* const> nodes,
                  FilterSink& sink) const override {
     filterAllByState<PreFilterState>(cycle, kPreFilterKey, nodes, sink, rejectionOf);
+  }
+
+  bool addNominatedPods(const CycleState& cycle, const Pod& pod, std::span<const NominatedPod* const> added,
+                        const NodeInfo& node, const ClusterView& view, CycleState& out) const override {
+    const PreFilterState* state = cycle.read<PreFilterState>(kPreFilterKey);
+    if (state == nullptr) return false;
+    auto counted = std::make_unique<PreFilterState>(*state);
+    for (const NominatedPod* n : added) countOnNode(*counted, pod, *n, node, view);
+    out.write(kPreFilterKey, std::move(counted));
+    return true;
   }
 
   Status preScore(CycleState& cycle, const Pod& pod, std::span<const NodeInfo* const>,

@@ -233,7 +233,6 @@ struct PreFilterState final : StateData {
   std::vector<int64_t> domains;               // per constraint: eligible domains
   std::vector<int64_t> minMatch;              // per constraint: the minimum over them (MaxInt32 when none)
   std::vector<bool> selfMatch;
-
 };
 
 // Filter's verdict on a node: null when it passes, else a static rejection.
@@ -251,6 +250,20 @@ const Status* rejectionOf(const PreFilterState& state, const NodeInfo& node) {
     if (skew > c.maxSkew) return &kSkew;
   }
   return nullptr;
+}
+
+// The fewest matching pods over constraint i's eligible domains (an eligible
+// domain with no pod is a minimum of 0); MaxInt32 when there is none.
+int64_t minMatchOf(const PreFilterState& state, size_t i) {
+  if (state.domains[i] == 0) return std::numeric_limits<int32_t>::max();
+  int64_t withPods = 0;
+  int64_t low = std::numeric_limits<int64_t>::max();
+  for (uint32_t v : state.counts[i].touched()) {
+    if (!state.eligible[i][v] || state.counts[i].get(v) == 0) continue;
+    ++withPods;
+    low = std::min(low, state.counts[i].get(v));
+  }
+  return withPods < state.domains[i] ? 0 : low;
 }
 
 struct PreScoreState final : StateData {
@@ -315,7 +328,11 @@ struct PreScoreState final : StateData {
   }
 };
 
-class PodTopologySpread final : public PreFilterPlugin, public FilterPlugin, public PreScorePlugin, public ScorePlugin {
+class PodTopologySpread final : public PreFilterPlugin,
+                                public FilterPlugin,
+                                public PreScorePlugin,
+                                public ScorePlugin,
+                                public PreFilterExtensions {
  public:
   explicit PodTopologySpread(PodTopologySpreadArgs args) : args_(std::move(args)) {}
   std::string_view name() const override { return names::kPodTopologySpread; }
@@ -351,20 +368,37 @@ class PodTopologySpread final : public PreFilterPlugin, public FilterPlugin, pub
       }
     }
     state->minMatch.assign(n, std::numeric_limits<int32_t>::max());
-    for (size_t i = 0; i < n; ++i) {
-      if (state->domains[i] == 0) continue;
-      // Every eligible domain with no pod is a minimum of 0.
-      int64_t withPods = 0;
-      int64_t low = std::numeric_limits<int64_t>::max();
-      for (uint32_t v : state->counts[i].touched()) {
-        if (!state->eligible[i][v]) continue;
-        ++withPods;
-        low = std::min(low, state->counts[i].get(v));
-      }
-      state->minMatch[i] = withPods < state->domains[i] ? 0 : low;
-    }
+    for (size_t i = 0; i < n; ++i) state->minMatch[i] = minMatchOf(*state, i);
     cycle.write(kPreFilterKey, std::move(state));
     return Status::success();
+  }
+
+  // upstream's AddPod: each nominated pod counted in the node's domains, as
+  // PreFilter counts a pod bound there (same namespace as the pod, matching
+  // the constraint's selector, on a node with every key that passes the
+  // constraint's inclusion policies); the minimum kept exact, as upstream's.
+  bool addNominatedPods(const CycleState& cycle, const Pod& pod, std::span<const NominatedPod* const> added,
+                        const NodeInfo& node, const ClusterView&, CycleState& out) const override {
+    const PreFilterState* state = cycle.read<PreFilterState>(kPreFilterKey);
+    if (state == nullptr) return false;
+    auto counted = std::make_unique<PreFilterState>(*state);
+    if (hasAllKeys(counted->keys, node)) {
+      const RequiredNodeAffinity affinity(pod);
+      for (size_t i = 0; i < counted->constraints.size(); ++i) {
+        const Constraint& c = counted->constraints[i];
+        const uint32_t value = counted->keys[i].valueOf(node);
+        if (value == TopologyKey::kUnknown || !counted->eligible[i][value]) continue;
+        if (!matchesInclusionPolicies(c, pod, node.node, affinity)) continue;
+        int64_t pods = 0;
+        for (const NominatedPod* n : added)
+          if (n->namespace_ == pod.namespace_ && c.selector.matches(n->labels)) ++pods;
+        if (pods == 0) continue;
+        counted->counts[i].add(value, pods);
+        counted->minMatch[i] = minMatchOf(*counted, i);
+      }
+    }
+    out.write(kPreFilterKey, std::move(counted));
+    return true;
   }
 
   Status filter(const CycleState& cycle, const Pod&, const NodeInfo& node) const override {

@@ -37,9 +37,15 @@
 //
 // --events 1 follows every decision as `placer serve` does on a live cluster
 // (PlacedPods records it) and, as the pods appear in the watch (the API
-// server model below hands them to the pod handler's observer), queues its
-// Scheduled Event for an Events API that refuses connections (127.0.0.1:1): the recorder backs off and drops, as it would during an
-// outage. The A/B against --events 0 is what the Event machinery costs admission.
+// server model below hands them to the pod handler's observer after their
+// answer), queues its Scheduled Event, which the recorder POSTs over
+// keep-alive TLS to an Events API in this process that accepts every Event
+// (201): the whole path, the sink's own cost included (so the A/B against
+// --events 0 is an upper bound of what the Event machinery costs admission).
+// --events 2 sends them to an Events API that refuses connections
+// (127.0.0.1:1) instead: the recorder backs off and drops, as it would during
+// an outage. The in-process Events API runs in every mode and reports how
+// many Events it received (0 with --events 0 or 2).
 //
 // --dry-run 1 sends dryRun reviews: the same decisions, nothing reserved, so
 // the difference to a normal run is what reserving costs (locks included).
@@ -133,7 +139,7 @@ struct Options {
   double watchRate = 0;  // > 0: pod MODIFIED events applied to the view per second meanwhile
   size_t decisionCache = Engine::kDefaultCacheCapacity;
   int shape = -1;  // --shape N: only pending pods of shape N (index % kPendingShapes); -1: the mix
-  bool events = false;  // --events 1: decisions followed (PlacedPods) and told as Events to a failing Events API
+  int events = 0;  // 1: decisions followed (PlacedPods) and told as Events to an accepting Events API; 2: a failing one
   int connections = 0;  // idle keep-alive connections held open during the run
   int slowloris = 0;    // connections sending their headers a byte at a time
   int slowlorisIntervalMs = 100;
@@ -315,6 +321,9 @@ class ApiServerModel {
     wake_.notify_one();
   }
 
+  // Pods handed to the watch so far.
+  uint64_t appeared() const { return appeared_.load(); }
+
   // Deletes every pod created so far and releases every reservation still
   // held; pods not yet shown in the watch never will be.
   void reset() {
@@ -406,6 +415,7 @@ class ApiServerModel {
         std::lock_guard handlerLock(handlerMutex_);
         if (auto value = parser.parse(text)) handler_->upserted(*value);
       }
+      appeared_.fetch_add(1);
       lock.lock();
     }
   }
@@ -426,13 +436,28 @@ class ApiServerModel {
   std::vector<std::string> created_;
   std::map<int, std::vector<std::string>> templates_;
   bool stopping_ = false;
+  std::atomic<uint64_t> appeared_{0};
   std::thread thread_;  // last: starts once the members above exist
 };
+
+constexpr int kPayloads = 512;  // distinct pending pods sent
+
+int payloadPodIndex(int i, int shape) { return shape < 0 ? i : i * kPendingShapes + shape; }
+
+// The namespaces of the pods makePayloads sends.
+std::vector<std::string> pendingNamespaces(const GeneratorParams& params, int shape) {
+  std::vector<std::string> out;
+  for (int i = 0; i < kPayloads; ++i)
+    out.push_back(generatePendingPod(params, payloadPodIndex(i, shape))["metadata"].value("namespace", "default"));
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
 
 std::vector<Payload> makePayloads(const GeneratorParams& params, int count, bool dryRun, int shape) {
   std::vector<Payload> out;
   for (int i = 0; i < count; ++i) {
-    const int podIndex = shape < 0 ? i : i * kPendingShapes + shape;
+    const int podIndex = payloadPodIndex(i, shape);
     json pod = generatePendingPod(params, podIndex);
     std::string ns = pod["metadata"].value("namespace", "default");
     json review = {{"kind", "AdmissionReview"},
@@ -573,7 +598,7 @@ int runClients(const Options& o, const GeneratorParams& params) {
   }
   const uint16_t port = static_cast<uint16_t>(std::stoi(portText));
   const std::string caPem = readFile(o.targetDir + "/ca.pem");
-  auto payloads = makePayloads(params, 512, o.dryRun, o.shape);
+  auto payloads = makePayloads(params, kPayloads, o.dryRun, o.shape);
   std::printf("target port %u; clients=%d seconds=%.1f connections=%d slowloris=%d\n", port, o.clients, o.seconds,
               o.connections, o.slowloris);
   if (o.serverPid > 0) std::printf("server RSS before: %.1f MB\n", rssMb(o.serverPid));
@@ -622,7 +647,7 @@ int main(int argc, char** argv) {
     else if (a == "--profile") o.profile = v;
     else if (a == "--dry-run") o.dryRun = v == "1" || v == "true";
     else if (a == "--watch-rate") o.watchRate = std::stod(v);
-    else if (a == "--events") o.events = v == "1";
+    else if (a == "--events") o.events = std::stoi(v);
     else if (a == "--decision-cache") o.decisionCache = std::stoul(v);
     else if (a == "--shape") o.shape = std::stoi(v);
     else if (a == "--connections") o.connections = std::stoi(v);
@@ -690,11 +715,44 @@ int main(int argc, char** argv) {
   context.metrics = &metrics;
   std::unique_ptr<kube::ApiEventRecorder> recorder;
   std::unique_ptr<PlacedPods> placed;
-  if (o.events) {
-    kube::KubeConfig failing;
-    failing.server = "https://127.0.0.1:1";  // nothing listens: every Event fails, backs off, is dropped
-    failing.token = "loadgen";
-    auto client = kube::ApiClient::create(failing);
+  // The Events API (every mode, so that each arm reports what it received):
+  // accepts an Event (201) in any namespace of the pods sent, and counts it.
+  std::atomic<uint64_t> eventsReceived{0};
+  std::unique_ptr<HttpServer> eventsApi;
+  {
+    ListenerOptions sink;
+    sink.name = "events-api";
+    sink.address = "127.0.0.1:0";
+    auto sinkCert = ServingCertificate::fromPem(serving->certificatePem, serving->privateKeyPem);
+    if (!sinkCert) {
+      std::fprintf(stderr, "%s\n", sinkCert.error().message.c_str());
+      return 1;
+    }
+    sink.certificate = std::shared_ptr<const ServingCertificate>(std::move(*sinkCert));
+    for (const std::string& ns : pendingNamespaces(params, o.shape))
+      sink.routes.push_back(Route{"POST", "/apis/events.k8s.io/v1/namespaces/" + ns + "/events",
+                                  [&eventsReceived](const HttpRequest& r) {
+                                    eventsReceived.fetch_add(1);
+                                    return HttpResponse::json(201, r.body);
+                                  },
+                                  {}});
+    sink.workerThreads = 1;
+    auto started = HttpServer::start(std::move(sink));
+    if (!started) {
+      std::fprintf(stderr, "%s\n", started.error().message.c_str());
+      return 1;
+    }
+    eventsApi = std::move(*started);
+  }
+  if (o.events != 0) {
+    kube::KubeConfig eventsConfig;
+    eventsConfig.server = "https://127.0.0.1:1";  // --events 2: nothing listens; every Event fails, backs off, is dropped
+    eventsConfig.token = "loadgen";
+    if (o.events == 1) {
+      eventsConfig.server = "https://127.0.0.1:" + std::to_string(eventsApi->port());
+      eventsConfig.caPem = ca->certificatePem;
+    }
+    auto client = kube::ApiClient::create(eventsConfig);
     if (!client) {
       std::fprintf(stderr, "%s\n", client.error().message.c_str());
       return 1;
@@ -726,13 +784,15 @@ int main(int argc, char** argv) {
   listener.routes.push_back(Route{"POST", "/loadgen/reset", [model = apiServer.get()](const HttpRequest&) {
                                     if (model) model->reset();
                                     return HttpResponse::json(200, "{}");
-                                  }});
+                                  },
+                                  {}});
   // Benchmark-only: the same TLS round trip and body, no decision.
   listener.routes.push_back(Route{"POST", "/echo", [](const HttpRequest&) {
                                     return HttpResponse::json(
                                         200, R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview",)"
                                              R"("response":{"uid":"x","allowed":true}})");
-                                  }});
+                                  },
+                                  {}});
   listener.workerThreads = o.workers;
   auto server = HttpServer::start(std::move(listener));
   if (!server) {
@@ -762,7 +822,7 @@ int main(int argc, char** argv) {
     return 0;
   }
 
-  auto payloads = makePayloads(params, 512, o.dryRun, o.shape);
+  auto payloads = makePayloads(params, kPayloads, o.dryRun, o.shape);
   {
     // The decision alone, on one thread, for scale: every node computed (no cache).
     const Engine uncached(profile, 0);
@@ -833,15 +893,34 @@ int main(int argc, char** argv) {
       std::printf("  %s=%s", outcome, count.c_str());
     }
     std::printf("  (%.0f assignments/s)\n", assigned / mutate.seconds);
-    if (placed) {
-      auto series = [&](const std::string& key) {
-        size_t at = m.find("\n" + key + " ");
-        return at == std::string::npos ? std::string("0") : m.substr(at + key.size() + 2, m.find('\n', at + 1) - at - key.size() - 2);
+    auto series = [&](const std::string& key) {
+      size_t at = m.find("\n" + key + " ");
+      return at == std::string::npos ? std::string("0") : m.substr(at + key.size() + 2, m.find('\n', at + 1) - at - key.size() - 2);
+    };
+    if (o.events == 1 && apiServer) {
+      // After the run (not timed): the last pods appear and their Events are
+      // sent or dropped; waits at most 30 s for that.
+      const auto deadline = Clock::now() + std::chrono::seconds(30);
+      auto through = [&] {
+        m = metrics.render();
+        const double dropped = std::stod(series("placer_events_dropped_total{reason=\"queue_full\"}")) +
+                               std::stod(series("placer_events_dropped_total{reason=\"refused\"}")) +
+                               std::stod(series("placer_events_dropped_total{reason=\"retries_exhausted\"}"));
+        // Both sides: the sink received it and the recorder counted it sent.
+        return double(eventsReceived.load()) + dropped >= assigned &&
+               std::stod(series("placer_events_sent_total")) + dropped >= assigned;
       };
-      std::printf("  events: sent=%s dropped queue_full=%s retries_exhausted=%s\n",
-                  series("placer_events_sent_total").c_str(),
+      while (!through() && Clock::now() < deadline) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    std::printf("  Events API: %llu Events received (%.3f per assigned pod)\n",
+                (unsigned long long)eventsReceived.load(), assigned > 0 ? double(eventsReceived.load()) / assigned : 0.0);
+    if (placed) {
+      std::printf("  events: %llu pods appeared; sent=%s dropped queue_full=%s refused=%s retries_exhausted=%s (%s)\n",
+                  (unsigned long long)(apiServer ? apiServer->appeared() : 0), series("placer_events_sent_total").c_str(),
                   series("placer_events_dropped_total{reason=\"queue_full\"}").c_str(),
-                  series("placer_events_dropped_total{reason=\"retries_exhausted\"}").c_str());
+                  series("placer_events_dropped_total{reason=\"refused\"}").c_str(),
+                  series("placer_events_dropped_total{reason=\"retries_exhausted\"}").c_str(),
+                  o.events == 1 ? "an accepting Events API" : "an Events API that refuses connections");
     }
     if (const DecisionCache* cache = context.engine->cache()) {
       const DecisionCache::Stats stats = cache->stats();
@@ -850,6 +929,8 @@ int main(int argc, char** argv) {
     }
   }
   background.stop();
+  if (recorder) recorder->stop();
+  if (eventsApi) eventsApi->stop(std::chrono::seconds(5));
   (*server)->stop(std::chrono::seconds(5));
   return 0;
 }

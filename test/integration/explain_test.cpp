@@ -77,7 +77,7 @@ TEST_P(ExplainGolden, TableMatches) {
 INSTANTIATE_TEST_SUITE_P(, ExplainGolden,
                          ::testing::Values("web-deployment", "zone-preference", "highmem-toleration",
                                            "init-and-sidecar", "gpu-training", "arm-best-effort", "no-node-fits",
-                                           "label-priority-config"),
+                                           "label-priority-config", "nominated-anti-affinity"),
                          [](const auto& info) {
                            std::string name;
                            for (char c : info.param) name += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';

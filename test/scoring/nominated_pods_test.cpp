@@ -9,6 +9,7 @@
 #include "scoring/engine.h"
 #include "scoring/placement.h"
 #include "test/support/builders.h"
+#include "test/support/upstream_table.h"
 
 namespace placer {
 namespace {
@@ -81,7 +82,9 @@ TEST_P(NominatedPods, CountOnTheirNodeForPodsOfLowerOrEqualPriority) {
       reasons = o.reasons;
     }
     EXPECT_EQ(feasible, c.fitsFull);
-    if (!c.fitsFull) EXPECT_EQ(reasons, std::vector<std::string>{c.reason});
+    if (!c.fitsFull) {
+      EXPECT_EQ(reasons, std::vector<std::string>{c.reason});
+    }
     // The decision cache (Detail::Summary) answers alike, twice in a row.
     for (int round = 0; round < 2; ++round) {
       const NodeInfo* full = view.findNode("full");
@@ -169,6 +172,160 @@ TEST(NominatedPodsTest, ReservationsGoAroundTheNominee) {
   // The preemptor itself fits where it was nominated.
   EXPECT_EQ(book.reserveOn(nominated("preemptor", "full", 1000, 1000), "full", "bind:x", expires).outcome,
             Placement::Outcome::Reserved);
+}
+
+// ---------------------------------------------------------------------------
+// The topology plugins: a nominee counts in InterPodAffinity's and
+// PodTopologySpread's PreFilter state (upstream's AddPod) in the first filter
+// pass on its own node, as kube-scheduler's addGENominatedPods adds it. Each
+// case runs one plugin alone, as `placer explain` would.
+
+namespace nominees {
+
+using namespace test::upstream;
+using test::upstream::Case;  // not this file's own Case
+
+const json kWeb = Selector().label("app", "web");
+const json kDb = Selector().label("app", "db");
+
+// nodeA and nodeB share zone z1, nodeC is in z2.
+std::vector<NodeJson> threeNodes() {
+  auto node = [](const std::string& name, const std::string& zone) {
+    return NodeJson(name).label("kubernetes.io/hostname", name).label("zone", zone);
+  };
+  return {node("nodeA", "z1"), node("nodeB", "z1"), node("nodeC", "z2")};
+}
+
+Verdict antiFails(std::string node) {
+  return rejected(std::move(node), Code::Unschedulable, "node(s) didn't match pod anti-affinity rules");
+}
+Verdict existingAntiFails(std::string node) {
+  return rejected(std::move(node), Code::Unschedulable, "node(s) didn't satisfy existing pods anti-affinity rules");
+}
+Verdict affinityFails(std::string node) {
+  return rejected(std::move(node), Code::UnschedulableAndUnresolvable, "node(s) didn't match pod affinity rules");
+}
+
+struct TopologyCase {
+  std::string plugin;
+  Case c;
+};
+void PrintTo(const TopologyCase& t, std::ostream* os) { *os << t.plugin << ": " << t.c.name; }
+
+std::vector<TopologyCase> topologyCases() {
+  const std::string T = "placer";
+  const std::string ipa = "InterPodAffinity";
+  const std::string pts = "PodTopologySpread";
+  // A high-priority pod kube-scheduler made room for on nodeB, which wants no web pod beside it.
+  auto payments = [](int32_t priority) {
+    return PodJson("payments-0").label("app", "payments").requiredAntiAffinity(Term(kWeb, "kubernetes.io/hostname")).nominated("nodeB", priority);
+  };
+  // A web replica that keeps off db pods' nodes, so that InterPodAffinity runs.
+  const PodJson webAvoidingDb = PodJson("web-1").label("app", "web").requiredAntiAffinity(Term(kDb, "kubernetes.io/hostname"));
+  return {
+      {ipa,
+       {T, "a nominee matching the pod's anti-affinity rejects only its own node, not the rest of its zone",
+        PodJson("web-1").label("app", "web").requiredAntiAffinity(Term(kWeb, "zone")),
+        {PodJson("web-0").label("app", "web").nominated("nodeB")}, threeNodes(),
+        {fits("nodeA"), antiFails("nodeB"), fits("nodeC")}}},
+      {ipa,
+       {T, "a nominee's required anti-affinity keeps the pod off the nominee's node", webAvoidingDb, {payments(0)},
+        threeNodes(), {fits("nodeA"), existingAntiFails("nodeB"), fits("nodeC")}}},
+      {ipa,
+       {T, "a higher-priority nominee's anti-affinity counts", PodJson(webAvoidingDb).priority(10), {payments(1000)},
+        threeNodes(), {fits("nodeA"), existingAntiFails("nodeB"), fits("nodeC")}}},
+      {ipa,
+       {T, "a lower-priority nominee's anti-affinity does not count", PodJson(webAvoidingDb).priority(1000),
+        {payments(10)}, threeNodes(), {fits("nodeA"), fits("nodeB"), fits("nodeC")}}},
+      // upstream runs AddPod only for plugins whose PreFilter did not skip:
+      // with no required term of its own and no bound pod's anti-affinity
+      // matching it, InterPodAffinity skips, and the nominee's terms are not read.
+      {ipa,
+       {T, "a nominee's anti-affinity is not read when InterPodAffinity skips the pod, as upstream",
+        PodJson("web-1").label("app", "web"), {payments(0)}, threeNodes(),
+        {fits("nodeA"), fits("nodeB"), fits("nodeC")}}},
+      // The pod must pass without the nominee too: it may never come.
+      {ipa,
+       {T, "a nominee alone does not satisfy the pod's required affinity",
+        PodJson("web-1").label("app", "web").requiredAffinity(Term(kDb, "zone")),
+        {PodJson("db-0").label("app", "db").nominated("nodeB")}, threeNodes(),
+        {affinityFails("nodeA"), affinityFails("nodeB"), affinityFails("nodeC")}}},
+      {pts,
+       {T, "a nominee fills its node's domain for the pod's spread constraint",
+        PodJson("web-1").label("app", "web").spread(1, "kubernetes.io/hostname", "DoNotSchedule", kWeb),
+        {PodJson("web-0").label("app", "web").nominated("nodeB")}, threeNodes(),
+        {fits("nodeA"), rejected("nodeB", Code::Unschedulable, "node(s) didn't match pod topology spread constraints"),
+         fits("nodeC")}}},
+      {pts,
+       {T, "a nominee of another namespace does not count for the spread constraint",
+        PodJson("web-1").label("app", "web").spread(1, "kubernetes.io/hostname", "DoNotSchedule", kWeb),
+        {PodJson("web-0", "other").label("app", "web").nominated("nodeB")}, threeNodes(),
+        {fits("nodeA"), fits("nodeB"), fits("nodeC")}}},
+      // upstream's PreFilter counts no pod for an empty selector, but its
+      // AddPod counts every pod the selector matches: all of them.
+      {pts,
+       {T, "an empty selector counts the nominee but no bound pod, as upstream",
+        PodJson("web-1").label("app", "web").spread(1, "kubernetes.io/hostname", "DoNotSchedule", Selector()),
+        {PodJson("web-0").label("app", "web").node("nodeA"), PodJson("db-0").label("app", "db").nominated("nodeB")},
+        threeNodes(),
+        {fits("nodeA"), rejected("nodeB", Code::Unschedulable, "node(s) didn't match pod topology spread constraints"),
+         fits("nodeC")}}},
+  };
+}
+
+class NominatedTopology : public testing::TestWithParam<TopologyCase> {};
+
+TEST_P(NominatedTopology, CountInTheFirstFilterPassOnTheirNode) {
+  const TopologyCase& t = GetParam();
+  check(t.c, t.plugin, Stage::Filter, testing::UnitTest::GetInstance()->current_test_info()->name());
+}
+
+INSTANTIATE_TEST_SUITE_P(, NominatedTopology, testing::ValuesIn(topologyCases()),
+                         [](const auto& info) { return testName(testing::TestParamInfo<Case>(info.param.c, info.index)); });
+
+}  // namespace nominees
+
+// The whole default profile, through the decision cache and the admission
+// path: a web replica is never placed beside a nominee that wants no web pod.
+TEST(NominatedPodsTest, TheDefaultProfileKeepsThePodOffANomineesAntiAffinity) {
+  using namespace test::upstream;
+  json doc = snapshotOf(test::upstream::Case("placer", "default profile", PodJson(), {}, nominees::threeNodes()),
+                        "InterPodAffinity", Stage::Filter);
+  auto snapshot = decodeSnapshot(doc);
+  ASSERT_TRUE(snapshot.ok()) << snapshot.error().message;
+  Engine engine(Profile::defaults());
+  ClusterState state;
+  state.update([&](MutableClusterView& v) {
+    fillView(v, *snapshot);
+    auto nominee = decodePod(PodJson("payments-0", "prod")
+                                 .label("app", "payments")
+                                 .requiredAntiAffinity(Term(Selector().label("app", "web"), "kubernetes.io/hostname").namespaces({"prod"}))
+                                 .nominated("nodeA", 1000)
+                                 .obj(""));
+    ASSERT_TRUE(nominee.ok());
+    v.upsertPod(*nominee);
+    EXPECT_TRUE(v.podUpsertChangesNothing(*nominee)) << "the same nominee again changes nothing";
+  });
+  auto web = decodePod(PodJson("web", "prod")
+                           .label("app", "web")
+                           .requiredAntiAffinity(Term(Selector().label("app", "db"), "kubernetes.io/hostname"))
+                           .obj(""));
+  ASSERT_TRUE(web.ok());
+  // nodeA sorts first and would win every tie; the cache is filled by the first round.
+  for (int round = 0; round < 2; ++round) {
+    state.readForDecision([&](const ClusterView& view) {
+      Decision d = engine.place(*web, view);
+      ASSERT_NE(d.selected, nullptr);
+      EXPECT_NE(d.selected->name(), "nodeA") << "round " << round;
+      EXPECT_EQ(d.feasibleCount, 2u);
+    });
+  }
+  LocalReservationBook book(engine, state);
+  const auto expires = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  EXPECT_EQ(book.reserveOn(*web, "nodeA", "bind:web", expires).outcome, Placement::Outcome::Refused);
+  Placement p = book.placeAndReserve(*web, "r1", expires);
+  ASSERT_EQ(p.outcome, Placement::Outcome::Reserved);
+  EXPECT_NE(p.node, "nodeA");
 }
 
 }  // namespace

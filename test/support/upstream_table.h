@@ -148,6 +148,13 @@ class PodJson {
     pod_["status"]["phase"] = "Running";
     return *this;
   }
+  // Pending, with room made for it on a node by preemption (status.nominatedNodeName).
+  PodJson& nominated(const std::string& n, int32_t priority = 0) {
+    pod_["status"]["nominatedNodeName"] = n;
+    pod_["status"]["phase"] = "Pending";
+    return set(pod_["spec"]["priority"], priority);
+  }
+  PodJson& priority(int32_t p) { return set(pod_["spec"]["priority"], p); }
   PodJson& terminating() { return set(pod_["metadata"]["deletionTimestamp"], "2025-01-01T00:00:00Z"); }
   PodJson& owner(const std::string& kind, const std::string& name, const std::string& apiVersion = "apps/v1") {
     pod_["metadata"]["ownerReferences"] =
@@ -439,6 +446,52 @@ inline void check(const Case& c, std::string_view plugin, Stage stage, const std
     }
   }
   for (const NodeJson& n : c.failedNodes) EXPECT_TRUE(e.out["unfeasible"].contains(n.name())) << n.name();
+}
+
+// upstream's check that AddPod leaves the PreFilter state it would compute
+// with the added pod bound on that node (TestPreFilterStateAddRemovePod),
+// seen through the two filter passes of RunFilterPluginsWithNominatedPods:
+// on a node holding a nominated pod of the case, the verdict is that of the
+// snapshot with the nominee bound there when that one rejects, else that of
+// the snapshot without the nominee; other nodes see only the latter. Holds
+// when the plugin's PreFilter does not skip in either snapshot.
+inline void checkNominatedAsBound(const Case& c, std::string_view plugin) {
+  const json document = snapshotOf(c, plugin, Stage::Filter);
+  json bound = document;
+  json without = document;
+  without["pods"] = json::array();
+  bound["pods"] = json::array();
+  std::map<std::string, int> nominees;  // node -> nominated pods there
+  for (const json& pod : document["pods"]) {
+    const json* status = pod.contains("status") ? &pod["status"] : nullptr;
+    if (status == nullptr || !status->contains("nominatedNodeName")) {
+      without["pods"].push_back(pod);
+      bound["pods"].push_back(pod);
+      continue;
+    }
+    const std::string node = (*status)["nominatedNodeName"];
+    ++nominees[node];
+    json running = pod;
+    running["status"] = {{"phase", "Running"}};
+    running["spec"]["nodeName"] = node;
+    bound["pods"].push_back(std::move(running));
+  }
+  ASSERT_FALSE(nominees.empty()) << "the case nominates no pod";
+  Explained withNominees = explain(document);
+  Explained asBound = explain(bound);
+  Explained alone = explain(without);
+  ASSERT_TRUE(withNominees.ok && asBound.ok && alone.ok);
+  auto reasons = [](const Explained& e, const std::string& node) {
+    return e.out["unfeasible"].contains(node) ? e.out["unfeasible"][node] : nlohmann::ordered_json();
+  };
+  for (const NodeJson& n : c.nodes) {
+    const std::string node = n.name();
+    SCOPED_TRACE(node);
+    ASSERT_TRUE(withNominees.codes.contains(node) && asBound.codes.contains(node) && alone.codes.contains(node));
+    const Explained& expected = nominees.contains(node) && asBound.codes.at(node) != Code::Success ? asBound : alone;
+    EXPECT_EQ(withNominees.codes.at(node), expected.codes.at(node));
+    EXPECT_EQ(reasons(withNominees, node), reasons(expected, node));
+  }
 }
 
 }  // namespace placer::test::upstream

@@ -14,6 +14,7 @@
 //                     TestRequiredAffinityMultipleNodes        18 of 18
 //                     TestGetTPMapMatchingIncomingAffinityAntiAffinity
 //                                                               8 of 8 (derived, see below)
+//                     TestPreFilterStateAddRemovePod            4 of 4 (derived, the added pod nominated)
 //   scoring_test.go   TestPreferredAffinity                    26 of 26
 //                     TestPreferredAffinityWithHardPodAffinitySymmetricWeight
 //                                                               5 of 5
@@ -22,7 +23,7 @@
 // per topology pair); each case here expects the verdict upstream's Filter
 // gives its only node with those counts.
 // Not ported (nothing of it applies to placer):
-//   TestPreFilterStateAddRemovePod: AddPod/RemovePod, the preemption dry run
+//   TestPreFilterStateAddRemovePod's RemovePod half: the preemption dry run
 //     placer does not have;
 //   TestPreFilterStateClone: copying the cycle state, an internal;
 //   TestPreFilterDisabled: Filter without PreFilter, which the engine never does.
@@ -479,6 +480,62 @@ std::vector<Case> tpMapMatchingIncomingAffinityAntiAffinity() {
   return cases;
 }
 
+// ---------------------------------------------------------------------------
+// filtering_test.go: TestPreFilterStateAddRemovePod (derived): upstream adds
+// the pod to the pending pod's PreFilter state with AddPod; here it is a
+// pending pod nominated on that node (status.nominatedNodeName, the pending
+// pod's priority), which the engine adds through AddPod in its first filter
+// pass on that node (RunFilterPluginsWithNominatedPods). Upstream checks the
+// counts after AddPod; each case here expects the verdicts Filter gives on
+// them on the nominee's node (which must also pass without the nominee), and
+// without the nominee on the other nodes.
+
+std::vector<Case> preFilterStateAddRemovePod() {
+  const std::string T = "TestPreFilterStateAddRemovePod";
+  const std::vector<NodeJson> nodes = {NodeJson("nodeA").labels({{"region", "r1"}, {"zone", "z11"}}),
+                                       NodeJson("nodeB").labels({{"region", "r1"}, {"zone", "z12"}}),
+                                       NodeJson("nodeC").labels({{"region", "r2"}, {"zone", "z21"}})};
+  const KeyValues selector1 = {{"foo", "bar"}};
+  const json fooBar = inTerm("foo", "region", {"bar"});
+  const json fooBarBuzz = inTerm("foo", "region", {"bar", "buzz"});
+  const json notSecurity = notInTerm("service", "zone", {"bar", "security", "test"});
+  const json antiAffinityFooBar = Affinity().requiredAnti(fooBar);
+  const json antiAffinityComplex = Affinity().requiredAnti(fooBarBuzz).requiredAnti(notSecurity);
+  const json affinityComplex = Affinity().required(fooBarBuzz).required(notSecurity);
+  const PodJson p1 = PodJson("p1").labels(selector1).node("nodeA");
+  auto added = [&](const std::string& node, const json& affinity) {
+    return PodJson("addedPod").labels(selector1).affinity(affinity).nominated(node);
+  };
+
+  std::vector<Case> cases = {
+      // no term anywhere: counts stay empty (PreFilter skips), every node fits
+      {T, "no affinity exist", PodJson("pending").labels(selector1),
+       {p1, PodJson("p2").node("nodeC"), PodJson("addedPod").labels(selector1).nominated("nodeB")}, nodes,
+       {fits("nodeA"), fits("nodeB"), fits("nodeC")}},
+      // anti-affinity counts with addedPod {region r1: 2}; existing pods'
+      // {region r1: 1 (addedPod), region r2: 1 (p2)}
+      {T, "preFilterState anti-affinity terms are updated correctly after adding and removing a pod",
+       PodJson("pending").labels(selector1).affinity(antiAffinityFooBar),
+       {p1, PodJson("p2").node("nodeC").affinity(antiAffinityFooBar), added("nodeB", antiAffinityFooBar)}, nodes,
+       {antiAffinityFails("nodeA"), antiAffinityFails("nodeB"), existingAntiAffinityFails("nodeC")}},
+      // anti-affinity counts with addedPod {region r1: 2, zone z11: 2, zone z21: 1}
+      {T, "preFilterState anti-affinity terms are updated correctly after adding and removing a pod",
+       PodJson("pending").labels(selector1).affinity(antiAffinityComplex),
+       {p1, PodJson("p2").node("nodeC").affinity(antiAffinityFooBar), added("nodeA", antiAffinityComplex)}, nodes,
+       {antiAffinityFails("nodeA"), antiAffinityFails("nodeB"), antiAffinityFails("nodeC")}},
+      // affinity counts with addedPod {region r1: 2, zone z11: 2}; addedPod's
+      // anti-affinity terms match the pending pod in region r1 and zone z11:
+      // nodeA, which fits without it, does not with it.
+      {T, "preFilterState matching pod affinity and anti-affinity are updated correctly after adding and removing a pod",
+       PodJson("pending").labels(selector1).affinity(affinityComplex),
+       {p1, PodJson("p2").node("nodeC").affinity(antiAffinityFooBar).affinity(affinityComplex),
+        added("nodeA", antiAffinityComplex)},
+       nodes, {existingAntiAffinityFails("nodeA"), affinityFails("nodeB"), affinityFails("nodeC")}},
+  };
+  for (Case& c : cases) c.derived = true;
+  return cases;
+}
+
 class InterPodAffinityUpstreamFilter : public testing::TestWithParam<Case> {};
 
 TEST_P(InterPodAffinityUpstreamFilter, EveryNodeAsUpstream) {
@@ -491,6 +548,15 @@ INSTANTIATE_TEST_SUITE_P(RequiredAffinityMultipleNodes, InterPodAffinityUpstream
                          testing::ValuesIn(requiredAffinityMultipleNodes()), testName);
 INSTANTIATE_TEST_SUITE_P(GetTPMapMatchingIncomingAffinityAntiAffinity, InterPodAffinityUpstreamFilter,
                          testing::ValuesIn(tpMapMatchingIncomingAffinityAntiAffinity()), testName);
+INSTANTIATE_TEST_SUITE_P(PreFilterStateAddRemovePod, InterPodAffinityUpstreamFilter,
+                         testing::ValuesIn(preFilterStateAddRemovePod()), testName);
+
+// upstream's check that AddPod leaves the state PreFilter computes with the
+// pod bound there, through the engine's two filter passes.
+class InterPodAffinityNominated : public testing::TestWithParam<Case> {};
+TEST_P(InterPodAffinityNominated, CountedAsIfBoundOnItsNode) { checkNominatedAsBound(GetParam(), kPlugin); }
+INSTANTIATE_TEST_SUITE_P(PreFilterStateAddRemovePod, InterPodAffinityNominated,
+                         testing::ValuesIn(preFilterStateAddRemovePod()), testName);
 
 // ---------------------------------------------------------------------------
 // scoring_test.go: TestPreferredAffinity

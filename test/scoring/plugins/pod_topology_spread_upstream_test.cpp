@@ -13,6 +13,7 @@
 //   filtering_test.go TestPreFilterState          34 of 35 (derived, see below)
 //                     TestSingleConstraint        23 of 23
 //                     TestMultipleConstraints     11 of 11
+//                     TestPreFilterStateAddPod    16 of 16 (derived, the added pod nominated)
 //   scoring_test.go   TestPreScoreSkip             2 of 2
 //                     TestPreScoreStateEmptyNodes 12 of 12 (derived)
 //                     TestPodTopologySpreadScore  26 of 27
@@ -35,8 +36,8 @@
 // outcome changes are not: "matchLabelKeys ignored when feature gate disabled"
 // (TestPreFilterState and TestPodTopologySpreadScore).
 // Not ported (nothing of it applies to placer):
-//   TestPreFilterStateAddPod, TestPreFilterStateRemovePod: AddPod/RemovePod,
-//     the preemption dry run placer does not have;
+//   TestPreFilterStateRemovePod: RemovePod, the preemption dry run placer
+//     does not have;
 //   TestPreFilterDisabled: Filter without PreFilter, which the engine never does;
 //   BenchmarkFilter, BenchmarkTestPodTopologySpreadScore: benchmarks.
 #include <gtest/gtest.h>
@@ -505,6 +506,135 @@ INSTANTIATE_TEST_SUITE_P(SingleConstraint, PodTopologySpreadUpstreamFilter, test
                          testName);
 INSTANTIATE_TEST_SUITE_P(MultipleConstraints, PodTopologySpreadUpstreamFilter,
                          testing::ValuesIn(multipleConstraints()), testName);
+
+// ---------------------------------------------------------------------------
+// filtering_test.go: TestPreFilterStateAddPod (derived): upstream adds the pod
+// to the preemptor's PreFilter state with AddPod; here it is a pending pod
+// nominated on that node (status.nominatedNodeName, the preemptor's priority),
+// which the engine adds through AddPod in its first filter pass on that node
+// (RunFilterPluginsWithNominatedPods). The nominee's node must pass with the
+// state upstream expects after AddPod and with the state without it; the
+// other nodes see only the latter.
+
+// A pending pod nominated on a node, with the given labels.
+PodJson nominee(const std::string& name, const std::string& node, std::vector<std::string> labels) {
+  PodJson p(name);
+  p.nominated(node);
+  for (const std::string& l : labels) p.label(l, "");
+  return p;
+}
+
+std::vector<Case> preFilterStateAddPod() {
+  const std::string T = "TestPreFilterStateAddPod";
+  const std::vector<NodeJson> ab = {zoned("node-a", "zone1"), zoned("node-b", "zone1")};
+  const std::vector<NodeJson> ax = {zoned("node-a", "zone1"), zoned("node-x", "zone2")};
+  const std::vector<NodeJson> abx = {zoned("node-a", "zone1"), zoned("node-b", "zone1"), zoned("node-x", "zone2")};
+  // node-a carries foo=bar (outside `NodeAffinityNotIn(foo, bar)`), node-b foo="".
+  const std::vector<NodeJson> fooBarAB = {zoned("node-a", "zone1").label("foo", "bar"), zoned("node-b", "zone2").label("foo", "")};
+  const std::vector<NodeJson> taintedAB = {zoned("node-a", "zone1").unschedulableTaint(), zoned("node-b", "zone2")};
+  auto zonedPod = [](const std::string& name, const std::string& node, const std::string& zone, bool foo) {
+    PodJson p(name);
+    p.node(node).label("zone", zone);
+    if (foo) p.label("foo", "");
+    return p;
+  };
+  const std::vector<PodJson> a1b2 = {zonedPod("p-a1", "node-a", "zone1", true), zonedPod("p-b2", "node-b", "zone2", true)};
+  const PodJson nodeSpread = incoming({"foo"}).spread(1, "node", DoNotSchedule, foo);
+  const PodJson zoneNodeSpread = incoming({"foo"}).spread(1, "zone", DoNotSchedule, foo).spread(1, "node", DoNotSchedule, foo);
+  const PodJson zoneSpread = incoming({"foo"}).spread(1, "zone", DoNotSchedule, foo);
+  const PodJson fooBarSpread =
+      incoming({"foo", "bar"}).spread(1, "zone", DoNotSchedule, foo).spread(1, "node", DoNotSchedule, bar);
+  auto with = [](std::vector<PodJson> pods, PodJson added) {
+    pods.push_back(std::move(added));
+    return pods;
+  };
+  PodJson unmatched("p-b1");
+  unmatched.nominated("node-b").label("zone", "zone2");
+  PodJson fooZone2("p-b1");
+  fooZone2.nominated("node-b").label("foo", "").label("zone", "zone2");
+  PodJson fooZone1("p-a1");
+  fooZone1.nominated("node-a").label("foo", "").label("zone", "zone1");
+
+  std::vector<Case> cases = {
+      // with p-a1: node-a 1, node-b 0, min 0
+      {T, "node a and b both impact current min match", nodeSpread, {nominee("p-a1", "node-a", {"foo"})}, ab,
+       {skewFails("node-a"), fits("node-b")}},
+      // with p-a1: node-a 1, node-b 1, min 1; without: node-b 1, min 0
+      {T, "only node a impacts current min match", nodeSpread,
+       {on("p-b1", "node-b", {"foo"}), nominee("p-a1", "node-a", {"foo"})}, ab, {fits("node-a"), skewFails("node-b")}},
+      // p-a1 lives in ns1: node-a 0, node-b 1, min 0
+      {T, "add a pod in a different namespace doesn't change topologyKeyToMinPodsMap", nodeSpread,
+       {on("p-b1", "node-b", {"foo"}), nominee("p-a1", "node-a", {"foo"}).ns("ns1")}, ab,
+       {fits("node-a"), skewFails("node-b")}},
+      // with p-b2: node-a 0, node-b 2, min 0
+      {T, "add pod on non-critical node won't trigger re-calculation", nodeSpread,
+       {on("p-b1", "node-b", {"foo"}), nominee("p-b2", "node-b", {"foo"})}, ab, {fits("node-a"), skewFails("node-b")}},
+      // with p-a1: zone1 1, zone2 0; node-a 1, node-x 0
+      {T, "node a and x both impact topologyKeyToMinPodsMap on zone and node", zoneNodeSpread,
+       {nominee("p-a1", "node-a", {"foo"})}, ax, {skewFails("node-a"), fits("node-x")}},
+      // with p-a1: zone1 1, zone2 1, node-a 1, node-x 1, min 1 each; without: zone2 1, node-x 1, min 0
+      {T, "only node a impacts topologyKeyToMinPodsMap on zone and node", zoneNodeSpread,
+       {on("p-x1", "node-x", {"foo"}), nominee("p-a1", "node-a", {"foo"})}, ax, {fits("node-a"), skewFails("node-x")}},
+      // with p-a1: zone1 3, zone2 1; without: zone1 2, zone2 1; node-a 0, node-b 2, node-x 1
+      {T, "node a impacts topologyKeyToMinPodsMap on node, node x impacts topologyKeyToMinPodsMap on zone",
+       zoneNodeSpread,
+       {on("p-b1", "node-b", {"foo"}), on("p-b2", "node-b", {"foo"}), on("p-x1", "node-x", {"foo"}),
+        nominee("p-a1", "node-a", {"foo"})},
+       abx, {skewFails("node-a"), skewFails("node-b"), skewFails("node-x")}},
+      // foo with p-a1: zone1 2, zone2 1; bar: node-a 0, node-b 1, node-x 2
+      {T, "Constraints hold different labelSelectors, node a impacts topologyKeyToMinPodsMap on zone", fooBarSpread,
+       {on("p-b1", "node-b", {"foo", "bar"}), on("p-x1", "node-x", {"foo", "bar"}), on("p-x2", "node-x", {"bar"}),
+        nominee("p-a1", "node-a", {"foo"})},
+       abx, {skewFails("node-a"), skewFails("node-b"), skewFails("node-x")}},
+      // foo with p-a1: zone1 1, zone2 1; bar with p-a1: node-a 1, node-b 1, node-x 2 (min 1); without: min 0
+      {T, "Constraints hold different labelSelectors, node a impacts topologyKeyToMinPodsMap on both zone and node",
+       fooBarSpread,
+       {on("p-b1", "node-b", {"bar"}), on("p-x1", "node-x", {"foo", "bar"}), on("p-x2", "node-x", {"bar"}),
+        nominee("p-a1", "node-a", {"foo", "bar"})},
+       abx, {fits("node-a"), skewFails("node-b"), skewFails("node-x")}},
+      // node-a is outside the pod's node affinity: its domain is not counted
+      // (zone2 1, min 1) and p-a1 is not added there.
+      {T, "add a pod when scheduling node affinity unmatched pod with NodeInclusionPolicy disabled",
+       incoming({"foo"}).nodeAffinityNotIn("foo", {"bar"}).spread(1, "zone", DoNotSchedule, foo),
+       {zonedPod("p-a2", "node-a", "zone1", true), zonedPod("p-b1", "node-b", "zone2", true), fooZone1}, fooBarAB,
+       {fits("node-a"), fits("node-b")}},
+      {T, "add a pod when scheduling node affinity unmatched pod with NodeInclusionPolicy enabled",
+       incoming({"foo"}).nodeAffinityNotIn("foo", {"bar"}).spread(1, "zone", DoNotSchedule, foo),
+       {zonedPod("p-a2", "node-a", "zone1", true), zonedPod("p-b1", "node-b", "zone2", true), fooZone1}, fooBarAB,
+       {fits("node-a"), fits("node-b")}},
+      // with p-b1: zone1 1, zone2 2
+      {T, "add a pod when scheduling node affinity matched pod with NodeInclusionPolicy disabled", zoneSpread,
+       with(a1b2, fooZone2), fooBarAB, {fits("node-a"), skewFails("node-b")}},
+      {T, "add a pod when scheduling node affinity matched pod with NodeInclusionPolicy enabled", zoneSpread,
+       with(a1b2, fooZone2), fooBarAB, {fits("node-a"), skewFails("node-b")}},
+      // p-b1 lacks foo: zone1 1, zone2 1
+      {T, "add a label selector not matched pod when with NodeInclusionPolicy enabled", zoneSpread,
+       with(a1b2, unmatched), fooBarAB, {fits("node-a"), fits("node-b")}},
+      // the taint does not matter under nodeTaintsPolicy Ignore: with p-b1 zone1 1, zone2 2
+      {T, "add a pod when scheduling taint untolerated pod with NodeInclusionPolicy disabled", zoneSpread,
+       with(a1b2, fooZone2), taintedAB, {fits("node-a"), skewFails("node-b")}},
+      {T, "add a pod when scheduling taint tolerated pod with NodeInclusionPolicy enabled",
+       incoming({"foo"}).toleration("node.kubernetes.io/unschedulable").spread(1, "zone", DoNotSchedule, foo),
+       with(a1b2, fooZone2), taintedAB, {fits("node-a"), skewFails("node-b")}},
+  };
+  for (Case& c : cases) {
+    c.args = kListDefaulting;
+    c.derived = true;
+  }
+  return cases;
+}
+
+INSTANTIATE_TEST_SUITE_P(PreFilterStateAddPod, PodTopologySpreadUpstreamFilter,
+                         testing::ValuesIn(preFilterStateAddPod()), testName);
+
+// upstream's check that AddPod leaves the state PreFilter computes with the
+// pod bound there: on the nominee's node, the first pass rejects as the
+// decision with the nominee bound does, and the second pass is the decision
+// without it.
+class PodTopologySpreadNominated : public testing::TestWithParam<Case> {};
+TEST_P(PodTopologySpreadNominated, CountedAsIfBoundOnItsNode) { checkNominatedAsBound(GetParam(), kPlugin); }
+INSTANTIATE_TEST_SUITE_P(PreFilterStateAddPod, PodTopologySpreadNominated, testing::ValuesIn(preFilterStateAddPod()),
+                         testName);
 
 // ---------------------------------------------------------------------------
 // scoring_test.go: TestPreScoreSkip (every node scores 0 after Skip)
