@@ -34,6 +34,9 @@ thread_local Scratch scratch;
 // Nodes per tile: small enough that a tile's NodeInfos stay in L1/L2 while
 // every plugin runs over them.
 constexpr size_t kTile = 64;
+// The cache lines at the start of a NodeInfo that every decision reads:
+// accounting, id, allocatable, taints, the cordon flag.
+constexpr size_t kHotNodeBytes = 3 * 64;
 
 // Rejections counted by Reasons identity first (plugins hand out the same
 // Reasons for the same verdict), by text once at the end.
@@ -103,20 +106,23 @@ bool hasName(std::string_view name, std::span<const std::string_view> names) {
 // parallel vectors, from `first` on (the rejections' positions count from
 // `first`), keeping the others in order. onRejected(index, status) sees each
 // rejected one; when it returns false the walk stops there and so does this
-// (false), leaving the lists as they were.
+// (false), leaving the lists at their length.
 template <class OnRejected>
 bool dropRejected(std::vector<uint32_t>& indices, std::vector<const NodeInfo*>& nodes, size_t first,
                   const std::vector<std::pair<uint32_t, const Status*>>& rejected, OnRejected&& onRejected) {
   size_t kept = first;
-  size_t next = 0;  // next rejection
-  for (size_t j = first; j < indices.size(); ++j) {
-    if (next < rejected.size() && rejected[next].first == j - first) {
-      if (!onRejected(indices[j], *rejected[next++].second)) return false;
-      continue;
+  size_t j = first;
+  for (const auto& [at, status] : rejected) {
+    for (const size_t end = first + at; j < end; ++j, ++kept) {
+      indices[kept] = indices[j];
+      nodes[kept] = nodes[j];
     }
+    if (!onRejected(indices[j], *status)) return false;
+    ++j;
+  }
+  for (; j < indices.size(); ++j, ++kept) {
     indices[kept] = indices[j];
     nodes[kept] = nodes[j];
-    ++kept;
   }
   indices.resize(kept);
   nodes.resize(kept);
@@ -230,24 +236,31 @@ std::optional<Status> filterWithNominated(const NodeInfo& node, const std::vecto
   return std::nullopt;
 }
 
-// The node-by-node pass over one tile of nodes (held still by the caller's
-// accounting guard): each active filter, in profile order, over the nodes
-// still feasible (so the first that rejects a node gives its verdict); then,
-// on the ones that pass, PreScore once (these plugins read no feasible list)
-// and their scores. Results go to r at `slots` (stride `stride`). A filter
-// failure is kept as the node's verdict and in r.failure when `keepFailures`;
-// otherwise (a cache entry) it, like a table of distinct rejections grown too
-// big, makes this return false.
-bool runNodeByNode(const Profile& profile, const Engine::Groups& groups, NodeResults& r, const Pod& pod,
-                   const ClusterView& view, std::vector<uint32_t>& slots, std::vector<const NodeInfo*>& nodes,
-                   size_t stride, bool keepFailures, bool score, Scratch& s) {
+// The node-by-node filters over one tile of nodes (held still by the
+// caller's accounting guard): each active filter, in profile order, over the
+// nodes still feasible, so the first that rejects a node gives its verdict,
+// kept in r at its slot. On return `slots` and `nodes` hold the nodes that
+// passed. A filter failure is kept as the node's verdict and in r.failure
+// when `keepFailures`; otherwise (a cache entry) it, like a table of distinct
+// rejections grown too big, makes this return false.
+bool filterNodeByNode(NodeResults& r, const Pod& pod, std::vector<uint32_t>& slots,
+                      std::vector<const NodeInfo*>& nodes, bool keepFailures, Scratch& s) {
   for (size_t f = 0; f < r.filters.size() && !slots.empty(); ++f) {
     const FilterPlugin* plugin = r.filters[f];
     s.sink.clear();
     plugin->filterAll(r.state, pod, nodes, s.sink);
     const auto& rejected = s.sink.rejected();
     if (rejected.empty()) continue;
+    // Filters hand out one Status per verdict (static or memoised): the same
+    // one as the node before has its verdict. Distinct Statuses of one sink
+    // are distinct objects, so an address is never a stale match.
+    const Status* last = nullptr;
+    uint32_t lastVerdict = 0;
     const bool kept = dropRejected(slots, nodes, 0, rejected, [&](uint32_t slot, const Status& rejection) {
+      if (&rejection == last) {
+        r.verdicts[slot] = lastVerdict;
+        return true;
+      }
       const Status* status = &rejection;
       std::optional<Status> failure;
       if (!status->isRejected()) {
@@ -259,50 +272,68 @@ bool runNodeByNode(const Profile& profile, const Engine::Groups& groups, NodeRes
       const uint32_t verdict = verdictOf(r, *status, plugin->name(), r.filterIndex[f]);
       if (verdict == 0) return false;
       r.verdicts[slot] = verdict;
+      if (!failure) {
+        last = &rejection;
+        lastVerdict = verdict;
+      }
       return true;
     });
     if (!kept) return false;
   }
-  if (slots.empty() || !score) {
-    for (uint32_t slot : slots) r.verdicts[slot] = 0;
-    return true;
-  }
-  if (!r.preScored) {
-    r.preScored = true;
-    const auto& preScores = profile.preScorePlugins();
-    std::vector<std::string_view> skipped;
-    for (size_t i = 0; i < preScores.size(); ++i) {
-      if (!groups.preScore[i]) continue;
-      Status status = preScores[i]->preScore(r.state, pod, {}, view);
-      if (status.isSuccess()) {
-        if (!preScores[i]->resultsReusable()) r.podDependent = true;
-        continue;
-      }
-      if (status.isSkip()) {
-        skipped.push_back(preScores[i]->name());
-        continue;
-      }
-      if (!keepFailures) return false;
-      r.preScoreFailure = asFailure("prescore", preScores[i]->name(), status);
-      r.preScoreFailureIndex = i;
-      break;
+  for (uint32_t slot : slots) r.verdicts[slot] = 0;
+  return true;
+}
+
+// PreScore of the node-by-node plugins, once per NodeResults, before their
+// first scores (these plugins read no feasible list): which of their score
+// plugins score (r.scoring) and which PreScore skipped. A failure is kept in
+// r when `keepFailures`; otherwise (a cache entry) this returns false.
+bool preScoreNodeByNode(const Profile& profile, const Engine::Groups& groups, NodeResults& r, const Pod& pod,
+                        const ClusterView& view, bool keepFailures) {
+  if (r.preScored) return true;
+  r.preScored = true;
+  const auto& preScores = profile.preScorePlugins();
+  std::vector<std::string_view> skipped;
+  for (size_t i = 0; i < preScores.size(); ++i) {
+    if (!groups.preScore[i]) continue;
+    Status status = preScores[i]->preScore(r.state, pod, {}, view);
+    if (status.isSuccess()) {
+      if (!preScores[i]->resultsReusable()) r.podDependent = true;
+      continue;
     }
-    const auto& scorePlugins = profile.scorePlugins();
-    for (size_t p = 0; p < scorePlugins.size(); ++p) {
-      if (!groups.score[p]) continue;
-      (hasName(scorePlugins[p].plugin->name(), skipped) ? r.skipped : r.scoring).push_back(p);
+    if (status.isSkip()) {
+      skipped.push_back(preScores[i]->name());
+      continue;
     }
+    if (!keepFailures) return false;
+    r.preScoreFailure = asFailure("prescore", preScores[i]->name(), status);
+    r.preScoreFailureIndex = i;
+    break;
   }
   const auto& scorePlugins = profile.scorePlugins();
-  if (!r.preScoreFailure) {
-    s.changedScores.resize(slots.size());
-    for (size_t p : r.scoring) {
-      scorePlugins[p].plugin->scoreAll(r.state, pod, nodes, s.changedScores);
-      int64_t* raw = r.raw.data() + p * stride;
-      for (size_t j = 0; j < slots.size(); ++j) raw[slots[j]] = s.changedScores[j];
-    }
+  for (size_t p = 0; p < scorePlugins.size(); ++p) {
+    if (!groups.score[p]) continue;
+    (hasName(scorePlugins[p].plugin->name(), skipped) ? r.skipped : r.scoring).push_back(p);
   }
-  for (uint32_t slot : slots) r.verdicts[slot] = 0;
+  return true;
+}
+
+// A cache entry's node-by-node pass over one tile of changed nodes: the
+// filters, then (PreScore once) the scores of the nodes that pass, kept in
+// r.raw at their slots (stride `stride`). False when the entry cannot be used.
+bool runNodeByNode(const Profile& profile, const Engine::Groups& groups, NodeResults& r, const Pod& pod,
+                   const ClusterView& view, std::vector<uint32_t>& slots, std::vector<const NodeInfo*>& nodes,
+                   size_t stride, Scratch& s) {
+  if (!filterNodeByNode(r, pod, slots, nodes, false, s)) return false;
+  if (slots.empty()) return true;
+  if (!preScoreNodeByNode(profile, groups, r, pod, view, false)) return false;
+  const auto& scorePlugins = profile.scorePlugins();
+  s.changedScores.resize(slots.size());
+  for (size_t p : r.scoring) {
+    scorePlugins[p].plugin->scoreAll(r.state, pod, nodes, s.changedScores);
+    int64_t* raw = r.raw.data() + p * stride;
+    for (size_t j = 0; j < slots.size(); ++j) raw[slots[j]] = s.changedScores[j];
+  }
   return true;
 }
 
@@ -344,7 +375,7 @@ bool refreshEntry(const Profile& profile, const Engine::Groups& groups, Decision
     }
     if (s.changed.empty()) continue;
     for (size_t i = tileStart; i < tileEnd; ++i) e.versions[i] = versions[i];
-    if (!runNodeByNode(profile, groups, r, e.pod, view, s.changed, s.changedNodes, count, false, true, s)) {
+    if (!runNodeByNode(profile, groups, r, e.pod, view, s.changed, s.changedNodes, count, s)) {
       e.unusable = true;
       return false;
     }
@@ -427,7 +458,6 @@ Decision decide(const Profile& profile, const Engine::Groups& groups, const Pod&
       r.filterIndex.push_back(static_cast<uint16_t>(i));
     }
     r.verdicts.resize(count);
-    r.raw.resize(scorePlugins.size() * count);
   }
   // The late filters, in profile order, with their index there.
   std::vector<std::pair<const FilterPlugin*, uint16_t>> late;
@@ -449,20 +479,33 @@ Decision decide(const Profile& profile, const Engine::Groups& groups, const Pod&
   s.feasibleNodes.reserve(count);
   s.feasibleSlots.reserve(count);
   s.lateVerdict.resize(kTile);
+  // Raw scores go to s.scores, plugin-major over the feasible list. Without
+  // the cache the node-by-node plugins score each tile's feasible nodes as
+  // soon as it is filtered, straight to their place there (rows then have
+  // the candidate count as stride, the most there can be); from a cache
+  // entry they are gathered from its slots once filtering ends.
+  const bool scoring = detail != Detail::FilterOnly;
+  if (!cached && scoring) s.scores.resize(scorePlugins.size() * count);
   for (size_t tileStart = 0; tileStart < count; tileStart += kTile) {
     const size_t tileEnd = std::min(count, tileStart + kTile);
     const size_t n = tileEnd - tileStart;
     s.lateNodes.resize(n);
     for (size_t t = 0; t < n; ++t) s.lateNodes[t] = &nodeAt(tileStart + t);
+    // What every filter and scorer reads of the next tile's nodes (their
+    // first cache lines, see NodeInfo) is fetched while this one is worked on.
+    for (size_t i = tileEnd; i < std::min(count, tileEnd + kTile); ++i) {
+      const char* line = reinterpret_cast<const char*>(&nodeAt(i));
+      for (size_t offset = 0; offset < kHotNodeBytes; offset += 64) __builtin_prefetch(line + offset);
+    }
     // The tile's accounting holds still while it is filtered (and scored).
     AccountingReadGuard guard(view, std::span<const NodeInfo* const>(s.lateNodes.data(), n));
     if (!cached) {
       s.changed.resize(n);
       s.changedNodes.assign(s.lateNodes.begin(), s.lateNodes.begin() + n);
       for (size_t t = 0; t < n; ++t) s.changed[t] = static_cast<uint32_t>(tileStart + t);
-      runNodeByNode(profile, groups, r, pod, view, s.changed, s.changedNodes, count, true,
-                    detail != Detail::FilterOnly, s);
+      filterNodeByNode(r, pod, s.changed, s.changedNodes, true, s);
     }
+    const size_t tileFeasible = s.feasible.size();
     std::fill(s.lateVerdict.begin(), s.lateVerdict.begin() + n, 0);
     for (const auto& [plugin, index] : late) {
       // The nodes still without a late verdict whose node-by-node verdict, if
@@ -526,6 +569,14 @@ Decision decide(const Profile& profile, const Engine::Groups& groups, const Pod&
         outcome.reasons = rejection->sharedReasons();
       }
     }
+    if (!cached && scoring && s.feasible.size() > tileFeasible &&
+        preScoreNodeByNode(profile, groups, r, pod, view, true) && !r.preScoreFailure) {
+      const size_t k = s.feasible.size() - tileFeasible;
+      const std::span<const NodeInfo* const> feasibleHere(s.feasibleNodes.data() + tileFeasible, k);
+      for (size_t p : r.scoring)
+        scorePlugins[p].plugin->scoreAll(r.state, pod, feasibleHere,
+                                         std::span<int64_t>(s.scores.data() + p * count + tileFeasible, k));
+    }
   }
   tally.forEach([&](const Reasons& reasons, int32_t times) { countReasons(decision.reasonCounts, reasons, times); });
   std::sort(decision.reasonCounts.begin(), decision.reasonCounts.end());
@@ -572,16 +623,17 @@ Decision decide(const Profile& profile, const Engine::Groups& groups, const Pod&
   }
   if (r.podDependent) decision.podDependent = true;
 
-  // Raw scores, plugin-major over the feasible list: the node-by-node ones
-  // from their slots, the late ones computed now, tile by tile.
-  s.scores.resize(scorePlugins.size() * feasibleCount);
+  // The raw scores the node-by-node plugins did not write yet: a cache
+  // entry's from its slots; the late plugins', computed now, tile by tile.
+  const size_t rowStride = cached ? feasibleCount : count;
+  if (cached) s.scores.resize(scorePlugins.size() * feasibleCount);
   std::vector<char> skipped(scorePlugins.size(), 0);
   for (size_t p : r.skipped) skipped[p] = 1;
   for (size_t p = 0; p < scorePlugins.size(); ++p) {
-    int64_t* out = s.scores.data() + p * feasibleCount;
+    int64_t* out = s.scores.data() + p * rowStride;
     if (groups.score[p]) {
-      if (skipped[p]) continue;
-      const int64_t* raw = r.raw.data() + p * (cached ? view.nodes().size() : count);
+      if (skipped[p] || !cached) continue;
+      const int64_t* raw = r.raw.data() + p * view.nodes().size();
       for (size_t j = 0; j < feasibleCount; ++j) out[j] = raw[s.feasibleSlots[j]];
       continue;
     }
@@ -601,7 +653,7 @@ Decision decide(const Profile& profile, const Engine::Groups& groups, const Pod&
   s.totals.assign(feasibleCount, 0);
   for (size_t p = 0; p < scorePlugins.size(); ++p) {
     const WeightedScorePlugin& weighted = scorePlugins[p];
-    std::span<int64_t> scores(s.scores.data() + p * feasibleCount, feasibleCount);
+    std::span<int64_t> scores(s.scores.data() + p * rowStride, feasibleCount);
     if (skipped[p]) {
       std::fill(scores.begin(), scores.end(), 0);
       continue;
@@ -610,14 +662,16 @@ Decision decide(const Profile& profile, const Engine::Groups& groups, const Pod&
       weighted.plugin->normalizeScores(r.state, rPod, scores);
     else
       weighted.plugin->normalizeScores(state, pod, scores);
-    int64_t low = kMinNodeScore;
-    int64_t high = kMaxNodeScore;
+    // One unsigned compare per score finds any outside [min, max].
+    constexpr uint64_t kSpan = static_cast<uint64_t>(kMaxNodeScore - kMinNodeScore);
+    bool outOfRange = false;
+    int64_t* totals = s.totals.data();
+    const int64_t weight = weighted.weight;
     for (size_t j = 0; j < feasibleCount; ++j) {
-      low = std::min(low, scores[j]);
-      high = std::max(high, scores[j]);
-      s.totals[j] += scores[j] * weighted.weight;
+      outOfRange |= static_cast<uint64_t>(scores[j] - kMinNodeScore) > kSpan;
+      totals[j] += scores[j] * weight;
     }
-    if (low < kMinNodeScore || high > kMaxNodeScore) {
+    if (outOfRange) {
       int64_t score = *std::find_if(scores.begin(), scores.end(),
                                     [](int64_t v) { return v < kMinNodeScore || v > kMaxNodeScore; });
       Status failure(Code::Error, "plugin \"" + std::string(weighted.plugin->name()) + "\" returns an invalid score " +
@@ -642,7 +696,7 @@ Decision decide(const Profile& profile, const Engine::Groups& groups, const Pod&
     for (size_t j = 0; j < feasibleCount; ++j) {
       NodeOutcome& outcome = decision.nodes[s.feasible[j]];
       if (perPlugin)
-        for (size_t p = 0; p < scorePlugins.size(); ++p) outcome.pluginScores[p] = s.scores[p * feasibleCount + j];
+        for (size_t p = 0; p < scorePlugins.size(); ++p) outcome.pluginScores[p] = s.scores[p * rowStride + j];
       outcome.total = s.totals[j];
     }
   }

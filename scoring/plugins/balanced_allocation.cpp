@@ -56,7 +56,7 @@ class BalancedAllocation final : public PreScorePlugin, public ScorePlugin {
                 std::span<int64_t> out) const override {
     const PodBalanceRequests* requests = state.read<PodBalanceRequests>(kPreScoreKey);
     if (requests == nullptr) return ScorePlugin::scoreAll(state, pod, nodes, out);
-    for (size_t i = 0; i < nodes.size(); ++i) out[i] = allocation_.balanced(*nodes[i], requests->values);
+    allocation_.balancedAll(nodes, requests->values, out);
   }
 
  private:

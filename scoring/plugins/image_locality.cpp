@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "scoring/exact_quotient.h"
 #include "scoring/plugins/names.h"
 #include "scoring/plugins/plugin_args.h"
 
@@ -24,12 +25,13 @@ struct PodImages final : StateData {
   };
   std::vector<Image> images;
   int64_t numContainers = 0;
-  // Sum over the pod's images held, by NodeInfo::id, built image-major from the
-  // view's holder lists (one sequential pass instead of a search per node).
+  // The node's score (imageLocalityPriority of the sum over the pod's images
+  // held), by NodeInfo::id, built image-major from the view's holder lists
+  // (one sequential pass instead of a search per node).
   // Owned: the engine's decision cache keeps this state for later decisions,
   // on other threads (a thread's reused buffer would be overwritten meanwhile).
-  std::vector<int64_t> sumByNodeId;
-  const ClusterView* view = nullptr;  // whose NodeInfo::id index sumByNodeId
+  std::vector<int64_t> scoreByNodeId;
+  const ClusterView* view = nullptr;  // whose NodeInfo::id index scoreByNodeId
 };
 
 int64_t sizeOnNode(const Node& node, std::string_view image) {
@@ -61,11 +63,13 @@ class ImageLocality final : public PreScorePlugin, public ScorePlugin {
     for (const Container& c : pod.initContainers) add(c);
     for (const Container& c : pod.containers) add(c);
     if (data->images.empty()) return Status::skip();
-    std::vector<int64_t>& sums = data->sumByNodeId;
+    std::vector<int64_t>& sums = data->scoreByNodeId;
     sums.assign(view.nodeIdBound(), 0);
     for (const PodImages::Image& image : data->images)
       for (const auto& [nodeId, size] : view.imageHolders(image.id))
         if (size > 0) sums[nodeId] += static_cast<int64_t>(static_cast<double>(size) * image.spread);
+    const int64_t none = imageLocalityPriority(0, data->numContainers);  // most nodes hold none of the images
+    for (int64_t& sum : sums) sum = sum == 0 ? none : imageLocalityPriority(sum, data->numContainers);
     data->view = &view;
     state.write(kStateKey, std::move(data));
     return Status::success();
@@ -87,8 +91,8 @@ class ImageLocality final : public PreScorePlugin, public ScorePlugin {
   static int64_t scoreNode(const PodImages& images, const NodeInfo& node) {
     // A node indexed by the view reads its precomputed sum; one built by hand
     // (not in the view) is searched directly.
-    if (images.view != nullptr && images.view->holds(node) && node.id < images.sumByNodeId.size())
-      return imageLocalityPriority(images.sumByNodeId[node.id], images.numContainers);
+    if (images.view != nullptr && images.view->holds(node) && node.id < images.scoreByNodeId.size())
+      return images.scoreByNodeId[node.id];
     int64_t sum = 0;
     for (const PodImages::Image& image : images.images) {
       int64_t size = sizeOnNode(node.node, image.name);
@@ -107,7 +111,10 @@ int64_t imageLocalityPriority(int64_t sumScores, int64_t numContainers) {
   else if (sumScores > maxThreshold)
     sumScores = maxThreshold;
   if (maxThreshold <= kImageLocalityMinThreshold) return 0;  // a pod without containers
-  return kMaxNodeScore * (sumScores - kImageLocalityMinThreshold) / (maxThreshold - kImageLocalityMinThreshold);
+  const int64_t range = maxThreshold - kImageLocalityMinThreshold;
+  const int64_t above = sumScores - kImageLocalityMinThreshold;  // 0 .. range
+  if (range < kExactQuotientBound / kMaxNodeScore) return exactQuotient(kMaxNodeScore * above, range);
+  return kMaxNodeScore * above / range;
 }
 
 Result<std::unique_ptr<Plugin>> newImageLocality(const nlohmann::json& args) {

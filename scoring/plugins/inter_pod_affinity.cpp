@@ -71,6 +71,10 @@ class TopologyPairCounts {
     counts_.emplace_back(view_->nodeLabelValueBound());
     return keys_.size() - 1;
   }
+  // Whether valueById() may stand for key(k).valueOf(node): a view node
+  // with indexed labels.
+  bool readsById(const NodeInfo& node) const { return view_->holds(node) && ClusterView::labelsIndexed(node); }
+  uint32_t valueById(size_t k, uint32_t nodeId) const { return keys_[k].valueOfViewNode(nodeId); }
   // Adds n to the node's domain of key k; false when the node lacks the key.
   bool add(size_t k, const NodeInfo& node, int64_t n) {
     uint32_t value = keys_[k].valueOf(node);
@@ -113,35 +117,47 @@ struct PreScoreState final : StateData {
 };
 
 // Filter's verdict on a node: null when it passes, else a static rejection.
-const Status* rejectionOf(const PreFilterState& state, const NodeInfo& node) {
+// valueOf(counts, k) is the node's value of counts.key(k).
+template <class ValueOf>
+const Status* rejectionWith(const PreFilterState& state, ValueOf valueOf) {
   static const Status kAffinity(Code::UnschedulableAndUnresolvable, std::string(kErrReasonAffinityRulesNotMatch));
   static const Status kAnti(Code::Unschedulable, std::string(kErrReasonAntiAffinityRulesNotMatch));
   static const Status kExisting(Code::Unschedulable, std::string(kErrReasonExistingAntiAffinityRulesNotMatch));
   if (!state.affinityKeys.empty()) {
     bool podsExist = true;
     for (size_t k : state.affinityKeys) {
-      uint32_t value = state.affinity.key(k).valueOf(node);
+      uint32_t value = valueOf(state.affinity, k);
       if (value == TopologyKey::kAbsent) return &kAffinity;  // every topology label must exist, also for self-affinity
       if (state.affinity.get(k, value) <= 0) podsExist = false;
     }
     if (!podsExist && !(state.affinity.empty() && state.matchesOwnAffinity)) return &kAffinity;
   }
   for (size_t k : state.antiKeys) {
-    uint32_t value = state.anti.key(k).valueOf(node);
+    uint32_t value = valueOf(state.anti, k);
     if (value != TopologyKey::kAbsent && state.anti.get(k, value) > 0) return &kAnti;
   }
   for (size_t k = 0; k < state.existingAnti.keyCount(); ++k) {
-    uint32_t value = state.existingAnti.key(k).valueOf(node);
+    uint32_t value = valueOf(state.existingAnti, k);
     if (value != TopologyKey::kAbsent && state.existingAnti.get(k, value) > 0) return &kExisting;
   }
   return nullptr;
 }
 
+const Status* rejectionOf(const PreFilterState& state, const NodeInfo& node) {
+  if (state.anti.readsById(node)) {
+    const uint32_t id = node.id;
+    return rejectionWith(state, [id](const TopologyPairCounts& c, size_t k) { return c.valueById(k, id); });
+  }
+  return rejectionWith(state, [&node](const TopologyPairCounts& c, size_t k) { return c.key(k).valueOf(node); });
+}
+
 int64_t scoreOf(const PreScoreState& state, const NodeInfo& node) {
+  const TopologyPairCounts& scores = state.scores;
+  const bool byId = scores.readsById(node);
   int64_t score = 0;
-  for (size_t k = 0; k < state.scores.keyCount(); ++k) {
-    uint32_t value = state.scores.key(k).valueOf(node);
-    if (value != TopologyKey::kAbsent) score += state.scores.get(k, value);
+  for (size_t k = 0; k < scores.keyCount(); ++k) {
+    uint32_t value = byId ? scores.valueById(k, node.id) : scores.key(k).valueOf(node);
+    if (value != TopologyKey::kAbsent) score += scores.get(k, value);
   }
   return score;
 }

@@ -272,7 +272,7 @@ class NodeResourcesFit final : public PreFilterPlugin, public FilterPlugin, publ
     std::span<const int64_t> values = requests != nullptr ? std::span<const int64_t>(requests->values) : computed;
     switch (strategy_) {
       case ScoringStrategyType::LeastAllocated:
-        for (size_t i = 0; i < nodes.size(); ++i) out[i] = allocation_.leastAllocated(*nodes[i], values);
+        allocation_.leastAllocatedAll(nodes, values, out);
         return;
       case ScoringStrategyType::MostAllocated:
         for (size_t i = 0; i < nodes.size(); ++i) out[i] = allocation_.mostAllocated(*nodes[i], values);

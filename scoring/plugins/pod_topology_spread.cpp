@@ -286,6 +286,14 @@ struct PreScoreState final : StateData {
     double skew = 0;  // maxSkew - 1
   };
   std::vector<ViewNodeTerm> viewNodeTerms;
+  // Score of each node of the feasible list PreScore was given, in its
+  // order, computed there while its nodes were at hand: the engine then asks
+  // for that list tile by tile. scoreAll() checks each tile against it
+  // (nextScored is where the next tile should start: a hint, written by
+  // scoreAll; a CycleState belongs to one decision on one thread).
+  std::vector<const NodeInfo*> scoredNodes;
+  std::vector<int64_t> scores;
+  mutable size_t nextScored = 0;
 
   bool isIgnored(const NodeInfo& node) const {
     if (view->holds(node)) return node.id < ignored.size() && ignored[node.id];
@@ -437,9 +445,30 @@ class PodTopologySpread final : public PreFilterPlugin,
       state->counts.emplace_back(domains);
       registered.emplace_back(domains, 0);
     }
+    const std::vector<char> hostname(state->hostname.begin(), state->hostname.end());
+    // Per feasible node: its id when its labels are read by id, else kNoId.
+    constexpr uint32_t kNoId = UINT32_MAX;
+    std::vector<uint32_t> feasibleIds(feasible.size(), kNoId);
+    std::vector<uint32_t> values(n);
     size_t ignoredCount = 0;
-    for (const NodeInfo* node : feasible) {
-      if (requireAllTopologies && !hasAllKeys(state->keys, *node)) {
+    for (size_t j = 0; j < feasible.size(); ++j) {
+      const NodeInfo* node = feasible[j];
+      // The feasible nodes' lines are cold by now, a few hundred bytes apart:
+      // ask for what this loop reads of a node some iterations ahead.
+      if (constexpr size_t kAhead = 8; j + kAhead < feasible.size()) {
+        const NodeInfo* ahead = feasible[j + kAhead];
+        __builtin_prefetch(&ahead->id);
+        __builtin_prefetch(&ahead->node.labels);
+        __builtin_prefetch(&ahead->labelsIndexed);
+      }
+      const bool byId = view.holds(*node) && ClusterView::labelsIndexed(*node);
+      bool allKeys = true;
+      for (size_t i = 0; i < n; ++i) {
+        values[i] = byId ? state->keys[i].valueOfViewNode(node->id) : state->keys[i].valueOf(*node);
+        allKeys = allKeys && values[i] != TopologyKey::kAbsent;
+      }
+      if (byId) feasibleIds[j] = node->id;
+      if (requireAllTopologies && !allKeys) {
         if (view.holds(*node))
           state->ignored[node->id] = 1;
         else
@@ -448,8 +477,8 @@ class PodTopologySpread final : public PreFilterPlugin,
         continue;
       }
       for (size_t i = 0; i < n; ++i) {
-        if (state->hostname[i]) continue;  // counted per node in Score
-        const uint32_t value = state->keys[i].valueOf(*node);
+        if (hostname[i]) continue;  // counted per node in Score
+        const uint32_t value = values[i];
         if (value == TopologyKey::kAbsent) {
           if (!absentRegistered[i]) {
             absentRegistered[i] = true;
@@ -476,7 +505,11 @@ class PodTopologySpread final : public PreFilterPlugin,
     // widen topologySize: Score reads no count for them.)
     const RequiredNodeAffinity affinity(pod);
     for (size_t i = 0; i < n; ++i) {
-      PodsPerNode pods(view, *reserved, state->constraints[i], pod.namespace_);
+      // Constraints with one selector (the system defaults') count the same pods.
+      size_t same = 0;
+      while (same < i && !(state->constraints[same].selector == state->constraints[i].selector)) ++same;
+      PodsPerNode pods = same < i ? state->perNode[same]
+                                  : PodsPerNode(view, *reserved, state->constraints[i], pod.namespace_);
       if (!state->hostname[i]) {
         for (uint32_t id : pods.nodes()) {
           const NodeInfo* node = view.nodeById(id);
@@ -500,6 +533,10 @@ class PodTopologySpread final : public PreFilterPlugin,
       t.skew = static_cast<double>(state->constraints[i].maxSkew - 1);
       state->viewNodeTerms.push_back(t);
     }
+    state->scoredNodes.assign(feasible.begin(), feasible.end());
+    state->scores.resize(feasible.size());
+    for (size_t j = 0; j < feasible.size(); ++j)
+      state->scores[j] = feasibleIds[j] != kNoId ? state->scoreOfViewNode(feasibleIds[j]) : state->scoreOf(*feasible[j]);
     cycle.write(kPreScoreKey, std::move(state));
     return Status::success();
   }
@@ -512,7 +549,18 @@ class PodTopologySpread final : public PreFilterPlugin,
   void scoreAll(const CycleState& cycle, const Pod&, std::span<const NodeInfo* const> nodes,
                 std::span<int64_t> out) const override {
     const PreScoreState* state = cycle.read<PreScoreState>(kPreScoreKey);
-    for (size_t j = 0; j < nodes.size(); ++j) out[j] = state == nullptr ? 0 : state->scoreOf(*nodes[j]);
+    if (state == nullptr) {
+      std::fill(out.begin(), out.end(), 0);
+      return;
+    }
+    const size_t at = state->nextScored;
+    if (at + nodes.size() <= state->scoredNodes.size() &&
+        std::equal(nodes.begin(), nodes.end(), state->scoredNodes.begin() + static_cast<ptrdiff_t>(at))) {
+      std::copy_n(state->scores.begin() + static_cast<ptrdiff_t>(at), nodes.size(), out.begin());
+      state->nextScored = at + nodes.size();
+      return;
+    }
+    for (size_t j = 0; j < nodes.size(); ++j) out[j] = state->scoreOf(*nodes[j]);
   }
 
   void normalizeScores(const CycleState& cycle, const Pod&, std::span<int64_t> scores) const override {

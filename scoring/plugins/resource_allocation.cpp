@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "scoring/exact_quotient.h"
 #include "scoring/framework.h"
 #include "scoring/resources.h"
 
@@ -194,6 +195,85 @@ int64_t ResourceAllocation::balanced(const NodeInfo& node, std::span<const int64
     stddev = std::sqrt(sum / static_cast<double>(count));
   }
   return static_cast<int64_t>((1 - stddev) * static_cast<double>(kMaxNodeScore));
+}
+
+namespace {
+
+// leastRequestedScore() for a capacity other than 0: its integer quotient
+// through one floating-point division (exactQuotient) whenever the numerator
+// stays below 2^53, the integer arithmetic otherwise.
+int64_t leastRequestedNonZeroCapacity(int64_t requested, int64_t capacity) {
+  if (requested > capacity) return 0;
+  if (requested >= 0 && capacity < kExactQuotientBound / kMaxNodeScore)
+    return exactQuotient((capacity - requested) * kMaxNodeScore, capacity);
+  return wrapDiv(wrapMul(wrapSub(capacity, requested), kMaxNodeScore), capacity);
+}
+
+// The cpu-then-memory fast paths: out[i] = score(allocatable, cpu, memory)
+// of nodes[i], cpu and memory being what the node has requested (non-zero
+// amounts or not) with the pod's requests added.
+template <class Score>
+void scoreCpuThenMemory(std::span<const NodeInfo* const> nodes, std::span<const int64_t> podRequests, bool nonZero,
+                        std::span<int64_t> out, Score score) {
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const NodeInfo& node = *nodes[i];
+    const int64_t cpu = wrapAdd(nonZero ? node.nonZeroRequested.milliCpu : node.requested.milliCpu, podRequests[0]);
+    const int64_t memory = wrapAdd(nonZero ? node.nonZeroRequested.memory : node.requested.memory, podRequests[1]);
+    out[i] = score(node.allocatable(), cpu, memory);
+  }
+}
+
+}  // namespace
+
+bool ResourceAllocation::cpuThenMemory() const {
+  return entries_.size() == 2 && entries_[0].kind == Kind::Cpu && entries_[1].kind == Kind::Memory;
+}
+
+void ResourceAllocation::leastAllocatedAll(std::span<const NodeInfo* const> nodes, std::span<const int64_t> podRequests,
+                                           std::span<int64_t> out) const {
+  if (!cpuThenMemory()) {
+    for (size_t i = 0; i < nodes.size(); ++i) out[i] = leastAllocated(*nodes[i], podRequests);
+    return;
+  }
+  const int64_t cpuWeight = entries_[0].weight;
+  const int64_t memoryWeight = entries_[1].weight;
+  scoreCpuThenMemory(nodes, podRequests, basis_ == RequestBasis::NonZero, out,
+                     [&](const Resources& allocatable, int64_t cpu, int64_t memory) {
+                       int64_t nodeScore = 0;
+                       int64_t weightSum = 0;
+                       if (allocatable.milliCpu != 0) {
+                         nodeScore = wrapMul(leastRequestedNonZeroCapacity(cpu, allocatable.milliCpu), cpuWeight);
+                         weightSum = cpuWeight;
+                       }
+                       if (allocatable.memory != 0) {
+                         nodeScore = wrapAdd(nodeScore, wrapMul(leastRequestedNonZeroCapacity(memory, allocatable.memory),
+                                                                memoryWeight));
+                         weightSum += memoryWeight;
+                       }
+                       return weightedAverage(nodeScore, weightSum);
+                     });
+}
+
+void ResourceAllocation::balancedAll(std::span<const NodeInfo* const> nodes, std::span<const int64_t> podRequests,
+                                     std::span<int64_t> out) const {
+  if (!cpuThenMemory()) {
+    for (size_t i = 0; i < nodes.size(); ++i) out[i] = balanced(*nodes[i], podRequests);
+    return;
+  }
+  // balanced() with one or two fractions: the deviation of two is half their
+  // difference, of one is 0.
+  scoreCpuThenMemory(nodes, podRequests, basis_ == RequestBasis::NonZero, out,
+                     [](const Resources& allocatable, int64_t cpu, int64_t memory) {
+                       double stddev = 0;
+                       if (allocatable.milliCpu != 0 && allocatable.memory != 0) {
+                         double cpuFraction = static_cast<double>(cpu) / static_cast<double>(allocatable.milliCpu);
+                         double memoryFraction = static_cast<double>(memory) / static_cast<double>(allocatable.memory);
+                         cpuFraction = cpuFraction > 1 ? 1.0 : cpuFraction;
+                         memoryFraction = memoryFraction > 1 ? 1.0 : memoryFraction;
+                         stddev = std::abs((cpuFraction - memoryFraction) / 2);
+                       }
+                       return static_cast<int64_t>((1 - stddev) * static_cast<double>(kMaxNodeScore));
+                     });
 }
 
 std::string aggregateErrors(const std::vector<std::string>& errors) {

@@ -678,6 +678,81 @@ TEST(ResourceAllocation, BrokenLinearFunction) {
   }
 }
 
+// What the engine calls (leastAllocatedAll, balancedAll) answers exactly as
+// the per-node scorers checked above, where its fast path for cpu and memory
+// applies and where it leaves off: a resource the node lacks, requests past
+// capacity, capacities at the bound of exact floating-point quotients,
+// hostile amounts, other resource lists.
+TEST(ResourceAllocation, BatchScoresEqualPerNodeScores) {
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+  constexpr int64_t kExactBound = (int64_t{1} << 53) / 100;  // capacities below it divide in floating point
+  struct NodeCase {
+    std::string name;
+    int64_t cpu, memory, usedCpu, usedMemory;
+  };
+  const std::vector<NodeCase> nodeCases = {
+      {"half used", 4000, int64_t{8} << 30, 2000, int64_t{4} << 30},
+      {"no cpu", 0, int64_t{8} << 30, 0, int64_t{1} << 30},
+      {"no memory", 4000, 0, 100, 0},
+      {"nothing allocatable", 0, 0, 0, 0},
+      {"overcommitted", 1000, 1000, 3000, 5000},
+      {"full to the unit", 1000, 3000, 500, 2000},
+      {"capacity one below the exact bound", kExactBound - 1, kExactBound - 1, 7, 3},
+      {"capacity at the exact bound", kExactBound, kExactBound, 7, 3},
+      {"a quotient one short of an integer", 3, 999999999999, 1, 1},
+      {"near the int64 limit", kMax, kMax, kMax - 5, 12345},
+      {"negative allocatable", -1, -1, 0, 0},
+      {"negative usage", 1000, 1000, -5000, kMin},
+  };
+  std::vector<NodeInfo> nodes;
+  for (const NodeCase& c : nodeCases) {
+    NodeInfo n;
+    n.node.name = c.name;
+    n.node.allocatable.milliCpu = c.cpu;
+    n.node.allocatable.memory = c.memory;
+    n.node.allocatable.ephemeralStorage = 1000;
+    n.requested.milliCpu = c.usedCpu;
+    n.requested.memory = c.usedMemory;
+    n.nonZeroRequested = {c.usedCpu / 2, c.usedMemory};  // differs from requested: the basis matters
+    nodes.push_back(std::move(n));
+  }
+  const std::vector<const NodeInfo*> pointers = test::pointers(nodes);
+  struct ResourceList {
+    std::string name;
+    std::vector<ResourceSpec> specs;
+  };
+  const std::vector<ResourceList> lists = {
+      {"cpu and memory (the default)", defaultResourceSpecs()},
+      {"cpu and memory weighted 3 and 7", {{"cpu", 3}, {"memory", 7}}},
+      {"memory, then cpu", {{"memory", 1}, {"cpu", 1}}},
+      {"with ephemeral storage", {{"cpu", 1}, {"memory", 1}, {"ephemeral-storage", 2}}},
+  };
+  const std::vector<std::pair<int64_t, int64_t>> podRequests = {{0, 0}, {500, int64_t{1} << 20}, {1, 1}, {kMax, kMax}};
+  for (const ResourceList& list : lists) {
+    for (RequestBasis basis : {RequestBasis::NonZero, RequestBasis::Actual}) {
+      const ResourceAllocation allocation(list.specs, basis);
+      for (const auto& [cpu, memory] : podRequests) {
+        std::vector<int64_t> requests;
+        for (const ResourceSpec& spec : list.specs)
+          requests.push_back(spec.name == "cpu" ? cpu : spec.name == "memory" ? memory : 100);
+        std::vector<int64_t> least(nodes.size());
+        std::vector<int64_t> balanced(nodes.size());
+        allocation.leastAllocatedAll(pointers, requests, least);
+        allocation.balancedAll(pointers, requests, balanced);
+        for (size_t i = 0; i < nodes.size(); ++i) {
+          SCOPED_TRACE(list.name + (basis == RequestBasis::NonZero ? ", non-zero basis" : ", actual basis") +
+                       ", pod " + std::to_string(cpu) + "m/" + std::to_string(memory) + ", node " + nodes[i].name());
+          EXPECT_EQ(least[i], allocation.leastAllocated(nodes[i], requests));
+          EXPECT_EQ(balanced[i], allocation.balanced(nodes[i], requests));
+        }
+      }
+    }
+  }
+  // The integer quotient right below an integer: (3 - 2) * 100 / 3 = 33.
+  EXPECT_EQ(leastRequestedScore(2, 3), 33);
+}
+
 // ---------------------------------------------------------------------------
 // Args: defaults and upstream validation, errors naming the field.
 
