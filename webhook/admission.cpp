@@ -379,6 +379,9 @@ AdmissionAnswer reviewAdmissionDocument(const json& review, const AdmissionInput
   const json* uidValue = member(*request, "uid");
   if (uidValue == nullptr || !uidValue->is_string() || uidValue->get_ref<const std::string&>().empty())
     return badRequest("request.uid: missing");
+  // The answer must echo the uid byte for byte, and JSON cannot carry bytes
+  // that are not UTF-8 (the API server never sends them).
+  if (!validUtf8(uidValue->get_ref<const std::string&>())) return badRequest("request.uid: not UTF-8");
   answer.uid = uidValue->get<std::string>();
 
   auto allowUntouched = [&](AdmissionOutcome outcome, std::string why) {

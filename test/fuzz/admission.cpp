@@ -133,7 +133,7 @@ void checkReviewAnswer(std::string_view body, const AdmissionAnswer& answer, boo
     FUZZ_CHECK(false, std::string("the patch does not apply: ") + e.what() + "\n" + *patchText);
   }
   auto pod = decodePod(patched_object);
-  FUZZ_CHECK(pod.has_value(), pod ? std::string() : pod.error().message);
+  FUZZ_CHECK(pod.ok(), pod ? std::string() : pod.error().message);
   if (answer.outcome == AdmissionOutcome::Assigned) {
     FUZZ_CHECK(pod->nodeName == answer.node, *patchText);
     const std::string* assigned = findLabel(pod->annotations, kAssignedNodeAnnotation);

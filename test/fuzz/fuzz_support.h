@@ -11,6 +11,7 @@
 //
 // Thread-safety: none; libFuzzer runs one input at a time.
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>

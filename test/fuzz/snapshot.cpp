@@ -45,7 +45,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   MutableClusterView view;
   auto query = loadSnapshotFile(file.path, view);
   auto inMemory = parseSnapshot(text);
-  FUZZ_CHECK(query.has_value() == inMemory.has_value(),
+  FUZZ_CHECK(query.ok() == inMemory.ok(),
              query ? "file accepted, memory refused: " + inMemory.error().message
                    : "file refused, memory accepted: " + query.error().message);
   if (!query) {

@@ -447,6 +447,8 @@ TEST_F(AdmissionTest, BodiesThatAreNotAnAdmissionReviewAre400) {
       {"no request", R"({"kind":"AdmissionReview","apiVersion":"admission.k8s.io/v1"})"},
       {"no uid", R"({"kind":"AdmissionReview","apiVersion":"admission.k8s.io/v1","request":{"operation":"CREATE"}})"},
       {"uid not a string", R"({"kind":"AdmissionReview","apiVersion":"admission.k8s.io/v1","request":{"uid":7}})"},
+      // Found by test/fuzz/admission: the answer would echo it as U+FFFD, a uid the API server does not know.
+      {"uid not UTF-8", "{\"kind\":\"AdmissionReview\",\"apiVersion\":\"admission.k8s.io/v1\",\"request\":{\"uid\":\"a\xff" "b\",\"operation\":\"CREATE\"}}"},
       {"deeply nested", std::string(100000, '[') + std::string(100000, ']')},
       {"empty", ""},
   };
