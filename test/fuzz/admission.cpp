@@ -7,7 +7,8 @@
 //  - a 200 body is JSON with exactly apiVersion, kind, response; the response
 //    has uid (request.uid), allowed: true, and patchType "JSONPatch" exactly
 //    when it has a patch;
-//  - the patch is base64 of a JSON array of operations that applies to
+//  - the patch is base64 of a JSON array of operations that applies (as the
+//    fake API server applies a webhook's patch, test/fakeapi/json_patch.h) to
 //    request.object as the API server holds it (metadata, spec and
 //    spec.schedulerName defaulted), and the patched pod names the node chosen;
 //  - only an answer that holds a node leaves a reservation behind.
@@ -15,6 +16,7 @@
 #include <chrono>
 #include <set>
 
+#include "test/fakeapi/json_patch.h"
 #include "test/fuzz/fuzz_support.h"
 #include "webhook/admission.h"
 #include "webhook/log.h"
@@ -23,43 +25,6 @@ namespace placer::fuzz {
 namespace {
 
 using nlohmann::json;
-
-std::optional<std::string> base64Decode(std::string_view text) {
-  auto value = [](char c) -> int {
-    if (c >= 'A' && c <= 'Z') return c - 'A';
-    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
-    if (c >= '0' && c <= '9') return c - '0' + 52;
-    if (c == '+') return 62;
-    if (c == '/') return 63;
-    return -1;
-  };
-  if (text.size() % 4 != 0) return std::nullopt;
-  std::string out;
-  for (size_t i = 0; i < text.size(); i += 4) {
-    int v[4];
-    int pad = 0;
-    for (int k = 0; k < 4; ++k) {
-      char c = text[i + k];
-      if (c == '=' && i + 4 == text.size() && k >= 2) {
-        v[k] = 0;
-        ++pad;
-      } else {
-        if (pad > 0 || (v[k] = value(c)) < 0) return std::nullopt;
-      }
-    }
-    uint32_t n = (v[0] << 18) | (v[1] << 12) | (v[2] << 6) | v[3];
-    out += static_cast<char>(n >> 16);
-    if (pad < 2) out += static_cast<char>((n >> 8) & 0xFF);
-    if (pad < 1) out += static_cast<char>(n & 0xFF);
-  }
-  return out;
-}
-
-std::set<std::string> keysOf(const json& object) {
-  std::set<std::string> keys;
-  for (auto it = object.begin(); it != object.end(); ++it) keys.insert(it.key());
-  return keys;
-}
 
 // request.object as the API server encodes the pod it applies the patch to:
 // ObjectMeta and PodSpec are always written, schedulerName is defaulted.
@@ -87,15 +52,15 @@ void checkReviewAnswer(std::string_view body, const AdmissionAnswer& answer, boo
   const json& response = (*out)["response"];
   FUZZ_CHECK(response.is_object(), answer.body);
   const std::set<std::string> keys = keysOf(response);
-  const bool patched = keys.count("patch") > 0;
+  const bool hasPatch = keys.count("patch") > 0;
   const std::set<std::string> expected =
-      patched ? std::set<std::string>{"uid", "allowed", "patchType", "patch"} : std::set<std::string>{"uid", "allowed"};
+      hasPatch ? std::set<std::string>{"uid", "allowed", "patchType", "patch"} : std::set<std::string>{"uid", "allowed"};
   FUZZ_CHECK(keys == expected, answer.body);
   FUZZ_CHECK(response["allowed"] == true, answer.body);
   FUZZ_CHECK(response["uid"].is_string() && response["uid"].get<std::string>() == answer.uid, answer.body);
   FUZZ_CHECK(!answer.uid.empty(), answer.body);
   if (fromShed) {
-    FUZZ_CHECK(!patched, answer.body);
+    FUZZ_CHECK(!hasPatch, answer.body);
     return;
   }
 
@@ -107,14 +72,14 @@ void checkReviewAnswer(std::string_view body, const AdmissionAnswer& answer, boo
     FUZZ_CHECK(r.is_object() && r["uid"] == answer.uid, answer.body);
     FUZZ_CHECK((*out)["apiVersion"] == (*request)["apiVersion"], answer.body);
   }
-  if (!patched) {
+  if (!hasPatch) {
     FUZZ_CHECK(answer.outcome != AdmissionOutcome::Assigned || !answer.node.empty(), answer.reason);
     return;
   }
   FUZZ_CHECK(response["patchType"] == "JSONPatch", answer.body);
   FUZZ_CHECK(response["patch"].is_string(), answer.body);
-  auto patchText = base64Decode(response["patch"].get<std::string>());
-  FUZZ_CHECK(patchText.has_value(), answer.body);
+  auto patchText = fakeapi::base64Decode(response["patch"].get<std::string>());
+  FUZZ_CHECK(patchText.ok(), answer.body);
   auto patch = referenceJson(*patchText);
   FUZZ_CHECK(patch && patch->is_array() && !patch->empty(), *patchText);
   for (const json& op : *patch) {
@@ -126,13 +91,10 @@ void checkReviewAnswer(std::string_view body, const AdmissionAnswer& answer, boo
   if (!request) return;
   const json& object = (*request)["request"]["object"];
   FUZZ_CHECK(object.is_object(), answer.body);
-  json patched_object;
-  try {
-    patched_object = asServerHoldsIt(object).patch(*patch);
-  } catch (const json::exception& e) {
-    FUZZ_CHECK(false, std::string("the patch does not apply: ") + e.what() + "\n" + *patchText);
-  }
-  auto pod = decodePod(patched_object);
+  // Applied as the fake API server applies a webhook's patch (evanphx/json-patch).
+  auto patched = fakeapi::applyJsonPatch(asServerHoldsIt(object), *patch);
+  FUZZ_CHECK(patched.ok(), (patched ? std::string() : patched.error().message) + "\n" + *patchText);
+  auto pod = decodePod(*patched);
   FUZZ_CHECK(pod.ok(), pod ? std::string() : pod.error().message);
   if (answer.outcome == AdmissionOutcome::Assigned) {
     FUZZ_CHECK(pod->nodeName == answer.node, *patchText);
@@ -151,8 +113,7 @@ using namespace placer::fuzz;
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
   setLogOutput(nullptr);
-  cluster();
-  return 0;
+  return prepareTarget();
 }
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -40,12 +40,6 @@ class FakeBinder final : public PodBinder {
   }
 };
 
-std::set<std::string> keysOf(const json& object) {
-  std::set<std::string> keys;
-  for (auto it = object.begin(); it != object.end(); ++it) keys.insert(it.key());
-  return keys;
-}
-
 // The 200 body as JSON, or a finding.
 json answerJson(const HttpResponse& r, const char* verb) {
   FUZZ_CHECK(r.status == 200 || r.status == 400, std::string(verb) + ": HTTP " + std::to_string(r.status) + " " + r.body);
@@ -126,8 +120,7 @@ MetricsRegistry metrics;
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
   setLogOutput(nullptr);
-  cluster();
-  return 0;
+  return prepareTarget();
 }
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -18,6 +18,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -117,6 +118,21 @@ inline Cluster& cluster() {
     return c;
   }();
   return *built;
+}
+
+// Every target's LLVMFuzzerInitialize: what inputs share is built before the
+// first one, so that no input pays for it (nor shows it as new coverage).
+inline int prepareTarget() {
+  cluster();
+  probePod();
+  return 0;
+}
+
+// The keys of a JSON object, for "exactly these keys" checks.
+inline std::set<std::string> keysOf(const nlohmann::json& object) {
+  std::set<std::string> keys;
+  for (auto it = object.begin(); it != object.end(); ++it) keys.insert(it.key());
+  return keys;
 }
 
 inline size_t reservationCount(const ClusterState& state) {

@@ -15,11 +15,7 @@
 using namespace placer;
 using namespace placer::fuzz;
 
-extern "C" int LLVMFuzzerInitialize(int*, char***) {
-  cluster();
-  probePod();
-  return 0;
-}
+extern "C" int LLVMFuzzerInitialize(int*, char***) { return prepareTarget(); }
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view text = asText(data, size);
