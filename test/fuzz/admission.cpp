@@ -21,7 +21,6 @@
 #include "test/fuzz/fuzz_support.h"
 #include "webhook/admission.h"
 #include "webhook/kube/json_stream.h"
-#include "webhook/log.h"
 
 namespace placer::fuzz {
 namespace {
@@ -117,10 +116,7 @@ void checkReviewAnswer(std::string_view body, const AdmissionAnswer& answer, boo
 using namespace placer;
 using namespace placer::fuzz;
 
-extern "C" int LLVMFuzzerInitialize(int*, char***) {
-  setLogOutput(nullptr);
-  return prepareTarget();
-}
+extern "C" int LLVMFuzzerInitialize(int*, char***) { return prepareTarget(); }
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view body = asText(data, size);

@@ -16,7 +16,6 @@
 
 #include "test/fuzz/fuzz_support.h"
 #include "webhook/extender.h"
-#include "webhook/log.h"
 #include "webhook/metrics.h"
 
 namespace placer::fuzz {
@@ -118,10 +117,7 @@ FakeBinder binder;
 MetricsRegistry metrics;
 }  // namespace
 
-extern "C" int LLVMFuzzerInitialize(int*, char***) {
-  setLogOutput(nullptr);
-  return prepareTarget();
-}
+extern "C" int LLVMFuzzerInitialize(int*, char***) { return prepareTarget(); }
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view body = asText(data, size);

@@ -29,6 +29,7 @@
 #include "scoring/config.h"
 #include "scoring/engine.h"
 #include "scoring/snapshot.h"
+#include "webhook/log.h"
 
 namespace placer::fuzz {
 
@@ -120,9 +121,11 @@ inline Cluster& cluster() {
   return *built;
 }
 
-// Every target's LLVMFuzzerInitialize: what inputs share is built before the
-// first one, so that no input pays for it (nor shows it as new coverage).
+// Every target's LLVMFuzzerInitialize: logs off (decoders log what they
+// refuse), and what inputs share built before the first one, so that no
+// input pays for it (nor shows it as new coverage).
 inline int prepareTarget() {
+  setLogOutput(nullptr);
   cluster();
   probePod();
   return 0;

@@ -38,6 +38,8 @@ struct InputFile {
 
 }  // namespace
 
+extern "C" int LLVMFuzzerInitialize(int*, char***) { return prepareTarget(); }
+
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static InputFile file;
   const std::string_view text = asText(data, size);
