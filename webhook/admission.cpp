@@ -211,7 +211,7 @@ AdmissionAnswer shedAdmission(std::string_view body) {
   ReviewIdentity identity;
   json::sax_parse(body.begin(), body.end(), &identity);
   AdmissionAnswer answer;
-  if (!identity.uid) {
+  if (!identity.uid || identity.uid->empty()) {  // as on /mutate: an empty uid is no uid
     answer.outcome = AdmissionOutcome::BadRequest;
     answer.httpStatus = 400;
     answer.reason = "no request.uid";

@@ -15,6 +15,7 @@
 
 #include "scoring/result.h"
 #include "test/fakeapi/fake_apiserver.h"
+#include "test/fakeapi/json_patch.h"
 #include "test/fakeapi/selectors.h"
 
 namespace placer::fakeapi {
@@ -53,11 +54,5 @@ struct AdmissionRefusal {
 std::optional<AdmissionRefusal> runMutatingWebhooks(const std::vector<MutatingWebhook>& webhooks, nlohmann::json& pod,
                                                     const AdmissionRequestContext& request,
                                                     std::atomic<uint64_t>& calls);
-
-// RFC 6902 on a copy of doc; the error says which operation failed.
-Result<nlohmann::json> applyJsonPatch(const nlohmann::json& doc, const nlohmann::json& patch);
-
-Result<std::string> base64Decode(std::string_view text);
-std::string base64Encode(std::string_view bytes);
 
 }  // namespace placer::fakeapi

@@ -379,6 +379,9 @@ TEST(ShedAdmissionTest, AllowsTheReviewUnchangedEchoingItsUid) {
   EXPECT_EQ(body["response"], (json{{"uid", "uid-shed"}, {"allowed", true}}));
   EXPECT_EQ(shedAdmission("not json").httpStatus, 400);
   EXPECT_EQ(shedAdmission(R"({"kind":"AdmissionReview","request":{"kind":"x"}})").httpStatus, 400);
+  // Found by test/fuzz/admission: an empty uid was echoed with a 200, where /mutate answers 400.
+  EXPECT_EQ(shedAdmission(R"({"kind":"AdmissionReview","apiVersion":"admission.k8s.io/v1","request":{"uid":""}})").httpStatus,
+            400);
 }
 
 TEST_F(AdmissionTest, NoFeasibleNodeWithoutFallbackSchedulerOnlyAnnotates) {
@@ -452,6 +455,8 @@ TEST_F(AdmissionTest, BodiesThatAreNotAnAdmissionReviewAre400) {
       {"no request", R"({"kind":"AdmissionReview","apiVersion":"admission.k8s.io/v1"})"},
       {"no uid", R"({"kind":"AdmissionReview","apiVersion":"admission.k8s.io/v1","request":{"operation":"CREATE"}})"},
       {"uid not a string", R"({"kind":"AdmissionReview","apiVersion":"admission.k8s.io/v1","request":{"uid":7}})"},
+      // Found by test/fuzz/admission: the answer would echo it as U+FFFD, a uid the API server does not know.
+      {"uid not UTF-8", "{\"kind\":\"AdmissionReview\",\"apiVersion\":\"admission.k8s.io/v1\",\"request\":{\"uid\":\"a\xff" "b\",\"operation\":\"CREATE\"}}"},
       {"deeply nested", std::string(100000, '[') + std::string(100000, ']')},
       {"empty", ""},
   };

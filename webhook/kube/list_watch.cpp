@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "scoring/json_stream_scanner.h"
+#include "webhook/kube/watch_bodies.h"
 #include "webhook/log.h"
 
 namespace placer::kube {
@@ -18,14 +19,6 @@ using nlohmann::json;
 // so that a server closing watches at once is not hammered (client-go does the same).
 constexpr auto kShortWatch = std::chrono::seconds(1);
 constexpr int kMaxListRestarts = 5;
-
-std::string stringAt(const JsonValue& object, std::string_view a, std::string_view b) {
-  auto i = object.member(a);
-  if (!i) return {};
-  auto j = i->member(b);
-  if (!j) return {};
-  return std::string(j->string().value_or(std::string_view()));
-}
 
 std::string statusMessage(const std::string& body) {
   json status = json::parse(body, nullptr, false);
@@ -294,10 +287,10 @@ ListWatcher::End ListWatcher::list(bool fromCache) {
         JsonStreamScanner::Mode::ListItems,
         [&](std::string_view bytes) -> Outcome { return decoder.add(bytes); },
         [&](std::string_view bytes) -> Outcome {
-          json meta = json::parse(bytes, nullptr, false);
-          if (!meta.is_object()) return Error{"list metadata: malformed"};
-          if (auto c = meta.find("continue"); c != meta.end() && c->is_string()) pageContinue = c->get<std::string>();
-          if (auto r = meta.find("resourceVersion"); r != meta.end() && r->is_string()) pageRv = r->get<std::string>();
+          auto meta = readListMetadata(bytes);
+          if (!meta) return meta.error();
+          pageContinue = std::move(meta->continueToken);
+          pageRv = std::move(meta->resourceVersion);
           return {};
         });
     auto response = connection_.get(
@@ -356,44 +349,34 @@ ListWatcher::End ListWatcher::watch() {
   std::string streamError;
   JsonParser parser;
   JsonStreamScanner scanner(JsonStreamScanner::Mode::TopLevelValues, [&](std::string_view bytes) -> Outcome {
-    auto event = parser.parse(bytes);
-    if (!event || !event->isObject()) {
+    auto event = readWatchEvent(parser, bytes);
+    if (!event) {
       ++stats_.malformed;
-      return Error{"watch event: " + (event ? std::string("not an object") : event.error().message)};
+      return event.error();
     }
-    auto typeValue = event->member("type");
-    auto objectValue = event->member("object");
-    auto typeText = typeValue ? typeValue->string() : std::nullopt;
-    if (!typeText || !objectValue || !objectValue->isObject()) {
-      ++stats_.malformed;
-      return Error{"watch event: missing type or object"};
-    }
-    const std::string_view type = *typeText;
-    const JsonValue& object = *objectValue;
     ++received;
-    if (type == "ERROR") {
-      auto code = object.member("code");
-      if (code && code->integer() == 410) {
+    switch (event->type) {
+      case WatchEvent::Type::Expired:
         expired = true;
         return Error{"resourceVersion expired"};
-      }
-      auto message = object.member("message");
-      auto messageText = message ? message->string() : std::nullopt;
-      return Error{"watch ERROR event: " + (messageText ? std::string(*messageText) : object.text())};
+      case WatchEvent::Type::Failed:
+        return Error{"watch ERROR event: " + event->message};
+      case WatchEvent::Type::Upserted:
+        handler_.upserted(event->object);
+        ++stats_.events;
+        break;
+      case WatchEvent::Type::Deleted:
+        handler_.deleted(event->object);
+        ++stats_.events;
+        break;
+      case WatchEvent::Type::Bookmark:
+        ++stats_.bookmarks;
+        break;
+      case WatchEvent::Type::Unknown:
+        ++stats_.malformed;
+        return {};  // an unknown type is skipped, its version not trusted
     }
-    if (type == "ADDED" || type == "MODIFIED") {
-      handler_.upserted(object);
-      ++stats_.events;
-    } else if (type == "DELETED") {
-      handler_.deleted(object);
-      ++stats_.events;
-    } else if (type == "BOOKMARK") {
-      ++stats_.bookmarks;
-    } else {
-      ++stats_.malformed;
-      return {};  // an unknown type is skipped, its version not trusted
-    }
-    setResourceVersion(stringAt(object, "metadata", "resourceVersion"));
+    setResourceVersion(std::move(event->resourceVersion));
     return {};
   });
 

@@ -1,0 +1,48 @@
+// libFuzzer target: a list page's body (a v1.NodeList or v1.PodList) framed
+// by the production scanner (scoring/json_stream_scanner.h, ListItems), its
+// metadata read by readListMetadata (webhook/kube/watch_bodies.h) and each
+// item parsed (scoring/json_value.h) and decoded as a node and as a pod, as
+// ListWatcher::list and the feed's handlers do, inside a resync of the view;
+// then one decision on that view.
+//
+// What must hold: the page framed whole and in pieces gives the same items,
+// metadata and error; a malformed item or metadata ends the page with a
+// message; decoding and applying never crash; the decision names a node of
+// the view.
+
+#include "test/fuzz/stream_support.h"
+#include "webhook/kube/watch_bodies.h"
+
+using namespace placer;
+using namespace placer::fuzz;
+
+extern "C" int LLVMFuzzerInitialize(int*, char***) { return prepareTarget(); }
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  const std::string_view text = asText(data, size);
+  const Framed whole = frame(JsonStreamScanner::Mode::ListItems, {text});
+  checkSameFraming(whole, frame(JsonStreamScanner::Mode::ListItems, pieces(text)), text);
+
+  for (const std::string& meta : whole.metadata) {
+    auto read = kube::readListMetadata(meta);
+    if (!read) FUZZ_CHECK(!read.error().message.empty(), meta);
+  }
+  MutableClusterView view;
+  view.beginResync(ResyncKind::Nodes);
+  view.beginResync(ResyncKind::Pods);
+  JsonParser parser;
+  for (const std::string& item : whole.values) {
+    auto object = parser.parse(item);
+    if (!object) {
+      FUZZ_CHECK(!object.error().message.empty(), item);
+      break;  // the list is not usable (ListDecoder stops at the first bad item)
+    }
+    apply(view, *object, false);
+  }
+  if (!whole.error) {
+    view.finishResync(ResyncKind::Nodes);
+    view.finishResync(ResyncKind::Pods);
+  }
+  decideOn(view);
+  return 0;
+}
