@@ -719,8 +719,13 @@ size_t MutableClusterView::finishResync(ResyncKind kind) {
   if (kind == ResyncKind::Services) {
     size_t removed = 0;
     for (auto it = services_.begin(); it != services_.end();) {
-      removed += std::erase_if(it->second, [&](const auto& e) { return e.second.generation != workloadGenerations_[0]; });
-      it = it->second.empty() ? services_.erase(it) : std::next(it);
+      NamespaceServices& services = it->second;
+      removed += std::erase_if(services.byName, [&](const auto& e) {
+        if (e.second.generation == workloadGenerations_[0]) return false;
+        services.unindex(e.first, e.second);
+        return true;
+      });
+      it = services.byName.empty() ? services_.erase(it) : std::next(it);
     }
     return removed;
   }
@@ -854,6 +859,24 @@ void MutableClusterView::countTerms(const PodRecord& record, uint32_t nodeId, in
   }
 }
 
+std::vector<std::string> ClusterView::termClassIndexKeys(const AffinityTerm& term) {
+  const auto& requirements = term.selector.requirements();
+  auto in = std::find_if(requirements.begin(), requirements.end(),
+                         [](const CompiledSelector::Requirement& r) { return r.op == SelectorOperator::In; });
+  std::vector<std::string> keys;
+  for (const std::string& ns : term.namespaces) {
+    if (in == requirements.end() || term.selector.nothing()) {
+      termClassIndexKey(ns, nullptr, keys.emplace_back());
+      continue;
+    }
+    for (const std::string& value : in->values) {
+      const std::pair<std::string, std::string> label(in->key, value);
+      termClassIndexKey(ns, &label, keys.emplace_back());
+    }
+  }
+  return keys;
+}
+
 uint32_t MutableClusterView::acquireTermClass(TermKind kind, const AffinityTerm& term) {
   std::string key = term.canonical(kind);
   if (auto it = termClassByKey_.find(key); it != termClassByKey_.end()) {
@@ -874,7 +897,7 @@ uint32_t MutableClusterView::acquireTermClass(TermKind kind, const AffinityTerm&
   c.refs = 1;
   c.nodes.clear();
   termClassByKey_.emplace(std::move(key), id);
-  for (const std::string& ns : term.namespaces) termClassesByNamespace_[ns].push_back(id);
+  for (const std::string& key : termClassIndexKeys(term)) termClassesByNamespace_[key].push_back(id);
   if (!term.namespaceSelector.nothing()) termClassesWithNamespaceSelector_.push_back(id);
   return id;
 }
@@ -883,8 +906,8 @@ void MutableClusterView::releaseTermClass(uint32_t id) {
   TermClass& c = termClasses_[id];
   if (--c.refs > 0) return;
   termClassByKey_.erase(c.term.canonical(c.kind));
-  for (const std::string& ns : c.term.namespaces) {
-    auto it = termClassesByNamespace_.find(ns);
+  for (const std::string& key : termClassIndexKeys(c.term)) {
+    auto it = termClassesByNamespace_.find(key);
     if (it == termClassesByNamespace_.end()) continue;
     std::erase(it->second, id);
     if (it->second.empty()) termClassesByNamespace_.erase(it);
@@ -926,11 +949,31 @@ void MutableClusterView::removeNamespace(std::string_view name) {
   if (auto it = namespaces_.find(name); it != namespaces_.end()) namespaces_.erase(it);
 }
 
+void ClusterView::NamespaceServices::index(const std::string& name, const ServiceEntry& entry) {
+  if (!entry.selectorMap) return;
+  std::string key;
+  if (!entry.selectorMap->empty()) serviceIndexKey(entry.selectorMap->front().first, entry.selectorMap->front().second, key);
+  byIndexKey[key].push_back(name);
+}
+
+void ClusterView::NamespaceServices::unindex(const std::string& name, const ServiceEntry& entry) {
+  if (!entry.selectorMap) return;
+  std::string key;
+  if (!entry.selectorMap->empty()) serviceIndexKey(entry.selectorMap->front().first, entry.selectorMap->front().second, key);
+  auto bucket = byIndexKey.find(key);
+  if (bucket == byIndexKey.end()) return;
+  std::erase(bucket->second, name);
+  if (bucket->second.empty()) byIndexKey.erase(bucket);
+}
+
 void MutableClusterView::upsertWorkload(WorkloadSelector workload) {
   if (workload.kind == WorkloadKind::Service) {
-    ServiceEntry& entry = services_[workload.namespace_][workload.name];
-    entry.selectorMap = std::move(workload.selectorMap);
-    entry.generation = workloadGenerations_[0];
+    NamespaceServices& services = services_[workload.namespace_];
+    auto [it, added] = services.byName.try_emplace(workload.name);
+    if (!added) services.unindex(it->first, it->second);
+    it->second.selectorMap = std::move(workload.selectorMap);
+    it->second.generation = workloadGenerations_[0];
+    services.index(it->first, it->second);
     return;
   }
   const size_t k = static_cast<size_t>(workload.kind) - 1;
@@ -948,8 +991,11 @@ void MutableClusterView::removeWorkload(WorkloadKind kind, std::string_view ns, 
   if (kind == WorkloadKind::Service) {
     auto it = services_.find(ns);
     if (it == services_.end()) return;
-    if (auto s = it->second.find(name); s != it->second.end()) it->second.erase(s);
-    if (it->second.empty()) services_.erase(it);
+    if (auto s = it->second.byName.find(name); s != it->second.byName.end()) {
+      it->second.unindex(s->first, s->second);
+      it->second.byName.erase(s);
+    }
+    if (it->second.byName.empty()) services_.erase(it);
     return;
   }
   std::string key(ns);

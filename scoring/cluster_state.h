@@ -348,6 +348,12 @@ class ClusterView {
     const std::vector<uint32_t>& column = labelColumns_[keyId];
     return nodeId < column.size() ? column[nodeId] : StringTable::kNone;
   }
+  // The value ids of label keyId by NodeInfo::id (kNone where absent; ids
+  // past its end have no value either); empty for a key no node has.
+  std::span<const uint32_t> nodeLabelColumn(uint32_t keyId) const {
+    if (keyId >= labelColumns_.size()) return {};
+    return labelColumns_[keyId];
+  }
   // One more than the largest node label value id (nodeLabelValueId()).
   uint32_t nodeLabelValueBound() const { return static_cast<uint32_t>(labelValues_.bound()); }
   // One more than the largest pod slot (pod(slot) is null for free slots).
@@ -391,12 +397,24 @@ class ClusterView {
       if (l.key == keyId) return l.value;
     return StringTable::kNone;
   }
-  // Term classes that may apply to a pod of namespace `ns`: those listing it
-  // and those with a namespaceSelector, each once.
+  // Term classes that may apply to a pod of namespace `ns` with labels
+  // `podLabels`: those listing the namespace whose selector may select those
+  // labels (every one that does, and few others: the caller matches the whole
+  // term), and those with a namespaceSelector; each once. O(pod labels + the
+  // classes visited), not O(classes of the namespace).
   template <class F>
-  void forEachTermClassFor(std::string_view ns, F&& f) const {
-    if (auto it = termClassesByNamespace_.find(ns); it != termClassesByNamespace_.end())
-      for (uint32_t id : it->second) f(termClasses_[id]);
+  void forEachTermClassFor(std::string_view ns, const Labels& podLabels, F&& f) const {
+    std::string key;
+    auto visit = [&] {
+      if (auto it = termClassesByNamespace_.find(key); it != termClassesByNamespace_.end())
+        for (uint32_t id : it->second) f(termClasses_[id]);
+    };
+    termClassIndexKey(ns, nullptr, key);
+    visit();
+    for (const auto& label : podLabels) {
+      termClassIndexKey(ns, &label, key);
+      visit();
+    }
     for (uint32_t id : termClassesWithNamespaceSelector_) {
       const TermClass& c = termClasses_[id];
       if (!std::binary_search(c.term.namespaces.begin(), c.term.namespaces.end(), ns, std::less<>())) f(c);
@@ -412,7 +430,32 @@ class ClusterView {
   template <class F>
   void forEachService(std::string_view ns, F&& f) const {
     if (auto it = services_.find(ns); it != services_.end())
-      for (const auto& [name, entry] : it->second) f(std::string_view(name), entry.selectorMap ? &*entry.selectorMap : nullptr);
+      for (const auto& [name, entry] : it->second.byName)
+        f(std::string_view(name), entry.selectorMap ? &*entry.selectorMap : nullptr);
+  }
+  // The Services of a namespace that may select a pod with labels
+  // `podLabels`, as (name, selector): every one that does, and few that do
+  // not (the caller matches the whole selector). Each once; never one with a
+  // nil selector. O(pod labels), not O(Services of the namespace).
+  template <class F>
+  void forEachServiceSelecting(std::string_view ns, const Labels& podLabels, F&& f) const {
+    auto it = services_.find(ns);
+    if (it == services_.end()) return;
+    const NamespaceServices& services = it->second;
+    auto visit = [&](std::string_view indexKey) {
+      auto bucket = services.byIndexKey.find(indexKey);
+      if (bucket == services.byIndexKey.end()) return;
+      for (const std::string& name : bucket->second) {
+        auto entry = services.byName.find(name);
+        f(std::string_view(name), &*entry->second.selectorMap);
+      }
+    };
+    visit(std::string_view());  // empty selectors
+    std::string key;
+    for (const auto& [k, v] : podLabels) {
+      serviceIndexKey(k, v, key);
+      visit(key);
+    }
   }
   // A ReplicationController, ReplicaSet or StatefulSet the view knows, or null.
   struct Workload {
@@ -475,7 +518,19 @@ class ClusterView {
   std::vector<TermClass> termClasses_;
   std::vector<uint32_t> freeTermClasses_;
   std::unordered_map<std::string, uint32_t> termClassByKey_;
+  // Term classes by namespace listed and by one label their selector
+  // requires: termClassIndexKey(ns, &{key, value}) for each value of the
+  // selector's first In requirement, or termClassIndexKey(ns, nullptr) for a
+  // selector without one.
   StringMap<std::vector<uint32_t>> termClassesByNamespace_;
+  static void termClassIndexKey(std::string_view ns, const std::pair<std::string, std::string>* label, std::string& out) {
+    out.assign(ns);
+    if (label == nullptr) return;
+    out.push_back('\0');
+    out.append(label->first).push_back('\0');
+    out.append(label->second);
+  }
+  static std::vector<std::string> termClassIndexKeys(const AffinityTerm& term);
   std::vector<uint32_t> termClassesWithNamespaceSelector_;
 
   struct NamespaceEntry {
@@ -487,7 +542,21 @@ class ClusterView {
     std::optional<Labels> selectorMap;
     uint32_t generation = 0;
   };
-  StringMap<StringMap<ServiceEntry>> services_;  // namespace -> name -> entry
+  // A namespace's Services by name, and indexed by one pair of their
+  // selector (serviceIndexKey of its first key and value; "" for an empty
+  // selector): a pod can only be selected by those indexed under one of its
+  // labels, or under "". Nil selectors are not indexed.
+  struct NamespaceServices {
+    StringMap<ServiceEntry> byName;
+    StringMap<std::vector<std::string>> byIndexKey;
+    void index(const std::string& name, const ServiceEntry& entry);
+    void unindex(const std::string& name, const ServiceEntry& entry);
+  };
+  static void serviceIndexKey(std::string_view key, std::string_view value, std::string& out) {
+    out.assign(key).push_back('\0');
+    out.append(value);
+  }
+  StringMap<NamespaceServices> services_;  // namespace -> its Services
   // ReplicationController, ReplicaSet, StatefulSet: "namespace/name" -> entry.
   StringMap<Workload> workloads_[3];
 

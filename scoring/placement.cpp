@@ -39,8 +39,7 @@ class Relevance {
       }
       return;
     }
-    view.forEachService(pod.namespace_, [&](std::string_view, const Labels* selector) {
-      if (selector == nullptr) return;
+    view.forEachServiceSelecting(pod.namespace_, pod.labels, [&](std::string_view, const Labels* selector) {
       CompiledSelector s = CompiledSelector::fromSet(*selector);
       if (s.matches(pod.labels)) spread_.push_back(std::move(s));
     });

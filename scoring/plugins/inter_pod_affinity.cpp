@@ -201,7 +201,7 @@ class InterPodAffinity final : public PreFilterPlugin,
     const Labels& namespaceLabels = nsLabels ? *nsLabels : kNoLabels;
 
     // Existing pods' required anti-affinity terms that match this pod.
-    view.forEachTermClassFor(pod.namespace_, [&](const TermClass& c) {
+    view.forEachTermClassFor(pod.namespace_, pod.labels, [&](const TermClass& c) {
       if (c.kind != TermKind::RequiredAntiAffinity || c.nodes.empty()) return;
       if (!c.term.matches(pod.namespace_, namespaceLabels, pod.labels)) return;
       size_t k = state->existingAnti.keyIndex(c.term.topologyKey);
@@ -320,7 +320,7 @@ class InterPodAffinity final : public PreFilterPlugin,
         default: return 0;
       }
     };
-    view.forEachTermClassFor(pod.namespace_, [&](const TermClass& c) {
+    view.forEachTermClassFor(pod.namespace_, pod.labels, [&](const TermClass& c) {
       const int64_t w = existingWeight(c.kind, c.term);
       if (c.kind == TermKind::RequiredAntiAffinity || c.nodes.empty()) return;
       if (c.kind == TermKind::RequiredAffinity && args_.hardPodAffinityWeight <= 0) return;

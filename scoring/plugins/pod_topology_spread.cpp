@@ -97,8 +97,8 @@ CompiledSelector defaultSelector(const Pod& pod, const ClusterView& view) {
         labelSet.emplace(it, k, v);
     }
   };
-  view.forEachService(pod.namespace_, [&](std::string_view, const Labels* selector) {
-    if (selector == nullptr) return;  // a nil selector matches nothing, not everything
+  // Only Services that may select the pod (a nil selector matches nothing, not everything).
+  view.forEachServiceSelecting(pod.namespace_, pod.labels, [&](std::string_view, const Labels* selector) {
     bool matches = std::all_of(selector->begin(), selector->end(), [&](const auto& kv) {
       const std::string* v = findLabel(pod.labels, kv.first);
       return v != nullptr && *v == kv.second;

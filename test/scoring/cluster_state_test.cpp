@@ -1,5 +1,6 @@
 #include "scoring/cluster_state.h"
 
+#include <algorithm>
 #include <atomic>
 #include <functional>
 #include <string>
@@ -7,6 +8,7 @@
 #include <vector>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "scoring/engine.h"
 #include "scoring/profile.h"
@@ -541,4 +543,158 @@ TEST(ClusterState, ReservingATakenIdNeedsTheExclusivePath) {
 }
 
 }  // namespace
+}  // namespace placer
+
+namespace placer {
+namespace topology_indexes {
+
+using nlohmann::json;
+
+WorkloadSelector service(const std::string& name, std::optional<Labels> selector, const std::string& ns = "default") {
+  WorkloadSelector s;
+  s.kind = WorkloadKind::Service;
+  s.namespace_ = ns;
+  s.name = name;
+  s.selectorMap = std::move(selector);
+  return s;
+}
+
+// What the index finds, filtered by the whole selector: it must be exactly
+// what a scan of every Service of the namespace finds.
+std::vector<std::string> selecting(const ClusterView& view, const std::string& ns, const Labels& labels) {
+  auto matches = [&](const Labels& selector) {
+    return std::all_of(selector.begin(), selector.end(), [&](const auto& kv) {
+      const std::string* v = findLabel(labels, kv.first);
+      return v != nullptr && *v == kv.second;
+    });
+  };
+  std::vector<std::string> indexed;
+  view.forEachServiceSelecting(ns, labels, [&](std::string_view name, const Labels* selector) {
+    if (matches(*selector)) indexed.emplace_back(name);
+  });
+  std::vector<std::string> scanned;
+  view.forEachService(ns, [&](std::string_view name, const Labels* selector) {
+    if (selector != nullptr && matches(*selector)) scanned.emplace_back(name);
+  });
+  std::sort(indexed.begin(), indexed.end());
+  std::sort(scanned.begin(), scanned.end());
+  EXPECT_EQ(indexed, scanned);
+  return indexed;
+}
+
+TEST(ClusterView, ServicesSelectingAPodAreFoundThroughEveryChange) {
+  const Labels web = {{"app", "web"}, {"tier", "front"}};
+  struct Case {
+    std::string name;
+    std::function<void(MutableClusterView&)> change;
+    std::vector<std::string> expected;  // Services selecting `web` in "default"
+  };
+  const std::vector<Case> cases = {
+      {"a selector on one of the pod's labels", [](auto& v) { v.upsertWorkload(service("s", Labels{{"app", "web"}})); }, {"s"}},
+      {"a selector on two labels", [](auto& v) { v.upsertWorkload(service("s", Labels{{"app", "web"}, {"tier", "front"}})); }, {"s"}},
+      {"a selector the pod misses by one label",
+       [](auto& v) { v.upsertWorkload(service("s", Labels{{"app", "web"}, {"tier", "back"}})); }, {}},
+      {"an empty selector selects every pod", [](auto& v) { v.upsertWorkload(service("s", Labels{})); }, {"s"}},
+      {"a nil selector selects none", [](auto& v) { v.upsertWorkload(service("s", std::nullopt)); }, {}},
+      {"another namespace's Service", [](auto& v) { v.upsertWorkload(service("s", Labels{{"app", "web"}}, "other")); }, {}},
+      {"a selector changed away from the pod",
+       [](auto& v) {
+         v.upsertWorkload(service("s", Labels{{"app", "web"}}));
+         v.upsertWorkload(service("s", Labels{{"app", "db"}}));
+       },
+       {}},
+      {"a selector changed to the pod",
+       [](auto& v) {
+         v.upsertWorkload(service("s", Labels{{"app", "db"}}));
+         v.upsertWorkload(service("s", Labels{{"tier", "front"}}));
+       },
+       {"s"}},
+      {"a selector emptied, then nil",
+       [](auto& v) {
+         v.upsertWorkload(service("s", Labels{{"app", "db"}}));
+         v.upsertWorkload(service("s", Labels{}));
+         v.upsertWorkload(service("t", Labels{}));
+         v.upsertWorkload(service("t", std::nullopt));
+       },
+       {"s"}},
+      {"removed", [](auto& v) {
+         v.upsertWorkload(service("s", Labels{{"app", "web"}}));
+         v.upsertWorkload(service("t", Labels{{"app", "web"}}));
+         v.removeWorkload(WorkloadKind::Service, "default", "s");
+       },
+       {"t"}},
+      {"gone from a relist",
+       [](auto& v) {
+         v.upsertWorkload(service("s", Labels{{"app", "web"}}));
+         v.upsertWorkload(service("t", Labels{{"app", "web"}}));
+         v.beginResync(ResyncKind::Services);
+         v.upsertWorkload(service("t", Labels{{"app", "web"}}));
+         v.finishResync(ResyncKind::Services);
+       },
+       {"t"}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    MutableClusterView view;
+    c.change(view);
+    EXPECT_EQ(selecting(view, "default", web), c.expected);
+  }
+}
+
+Pod podWith(const std::string& name, json labels, json affinity, const std::string& ns = "default") {
+  json object = {{"metadata", {{"name", name}, {"namespace", ns}, {"uid", "uid-" + name}, {"labels", labels}}},
+                 {"spec", {{"nodeName", "n1"}, {"containers", json::array({{{"name", "c"}}})}, {"affinity", affinity}}},
+                 {"status", {{"phase", "Running"}}}};
+  auto pod = decodePod(object);
+  EXPECT_TRUE(pod.ok()) << pod.error().message;
+  return *pod;
+}
+
+json antiAffinity(json labelSelector, json namespaces = nullptr) {
+  json term = {{"labelSelector", labelSelector}, {"topologyKey", "kubernetes.io/hostname"}};
+  if (!namespaces.is_null()) term["namespaces"] = namespaces;
+  return {{"podAntiAffinity", {{"requiredDuringSchedulingIgnoredDuringExecution", {term}}}}};
+}
+
+// The term classes visited for a pod must hold every class whose term
+// selects it: the index skips only classes that cannot.
+TEST(ClusterView, TermClassesThatMaySelectAPodAreAllVisited) {
+  struct Case {
+    std::string name;
+    json selector;
+    json namespaces;
+    bool selectsWeb;  // selects a pod {app: web, tier: front} of "default"
+  };
+  const std::vector<Case> cases = {
+      {"matchLabels on the pod's label", {{"matchLabels", {{"app", "web"}}}}, nullptr, true},
+      {"matchLabels on another value", {{"matchLabels", {{"app", "db"}}}}, nullptr, false},
+      {"In with the pod's value among others",
+       {{"matchExpressions", {{{"key", "app"}, {"operator", "In"}, {"values", {"db", "web"}}}}}}, nullptr, true},
+      {"Exists only", {{"matchExpressions", {{{"key", "tier"}, {"operator", "Exists"}}}}}, nullptr, true},
+      {"NotIn only", {{"matchExpressions", {{{"key", "app"}, {"operator", "NotIn"}, {"values", {"db"}}}}}}, nullptr, true},
+      {"an empty selector", json::object(), nullptr, true},
+      {"another namespace listed", {{"matchLabels", {{"app", "web"}}}}, json::array({"other"}), false},
+      {"this namespace among others", {{"matchLabels", {{"app", "web"}}}}, json::array({"default", "other"}), true},
+  };
+  const Labels web = {{"app", "web"}, {"tier", "front"}};
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    MutableClusterView view;
+    view.upsertNode(makeNode("n1"));
+    view.upsertPod(podWith("holder", {{"app", "holder"}}, antiAffinity(c.selector, c.namespaces)));
+    view.upsertPod(podWith("unrelated", {{"app", "x"}}, antiAffinity({{"matchLabels", {{"app", "x"}}}})));
+    int selects = 0;
+    view.forEachTermClassFor("default", web, [&](const TermClass& tc) {
+      if (tc.term.matches("default", Labels{}, web)) ++selects;
+    });
+    EXPECT_EQ(selects, c.selectsWeb ? 1 : 0);
+    // Once the holder is gone, nothing of it is visited.
+    view.removePod("uid-holder");
+    int visited = 0;
+    view.forEachTermClassFor("default", web, [&](const TermClass& tc) { visited += tc.refs > 0 ? 1 : 0; });
+    EXPECT_EQ(visited, 0);
+  }
+}
+
+}  // namespace topology_indexes
 }  // namespace placer
