@@ -284,6 +284,31 @@ bool filterNodeByNode(NodeResults& r, const Pod& pod, std::vector<uint32_t>& slo
   return true;
 }
 
+// PreScore of the plugins of one group (node by node when `nodeByNode`, else
+// the late ones over `nodes`), in profile order: a plugin whose results depend
+// on other pods sets `podDependent` when it runs, a skip adds its name to
+// `skipped`, and the first failure ends the pass, returned with its index.
+std::optional<std::pair<Status, size_t>> runPreScores(const Profile& profile, const Engine::Groups& groups,
+                                                      bool nodeByNode, CycleState& state, const Pod& pod,
+                                                      std::span<const NodeInfo* const> nodes, const ClusterView& view,
+                                                      bool& podDependent, std::vector<std::string_view>& skipped) {
+  const auto& preScores = profile.preScorePlugins();
+  for (size_t i = 0; i < preScores.size(); ++i) {
+    if (static_cast<bool>(groups.preScore[i]) != nodeByNode) continue;
+    Status status = preScores[i]->preScore(state, pod, nodes, view);
+    if (status.isSuccess()) {
+      if (!preScores[i]->resultsReusable()) podDependent = true;
+      continue;
+    }
+    if (status.isSkip()) {
+      skipped.push_back(preScores[i]->name());
+      continue;
+    }
+    return std::pair(asFailure("prescore", preScores[i]->name(), status), i);
+  }
+  return std::nullopt;
+}
+
 // PreScore of the node-by-node plugins, once per NodeResults, before their
 // first scores (these plugins read no feasible list): which of their score
 // plugins score (r.scoring) and which PreScore skipped. A failure is kept in
@@ -292,23 +317,11 @@ bool preScoreNodeByNode(const Profile& profile, const Engine::Groups& groups, No
                         const ClusterView& view, bool keepFailures) {
   if (r.preScored) return true;
   r.preScored = true;
-  const auto& preScores = profile.preScorePlugins();
   std::vector<std::string_view> skipped;
-  for (size_t i = 0; i < preScores.size(); ++i) {
-    if (!groups.preScore[i]) continue;
-    Status status = preScores[i]->preScore(r.state, pod, {}, view);
-    if (status.isSuccess()) {
-      if (!preScores[i]->resultsReusable()) r.podDependent = true;
-      continue;
-    }
-    if (status.isSkip()) {
-      skipped.push_back(preScores[i]->name());
-      continue;
-    }
+  if (auto failure = runPreScores(profile, groups, true, r.state, pod, {}, view, r.podDependent, skipped)) {
     if (!keepFailures) return false;
-    r.preScoreFailure = asFailure("prescore", preScores[i]->name(), status);
-    r.preScoreFailureIndex = i;
-    break;
+    r.preScoreFailure = std::move(failure->first);
+    r.preScoreFailureIndex = failure->second;
   }
   const auto& scorePlugins = profile.scorePlugins();
   for (size_t p = 0; p < scorePlugins.size(); ++p) {
@@ -597,26 +610,13 @@ Decision decide(const Profile& profile, const Engine::Groups& groups, const Pod&
   // PreScore of the late plugins over the feasible list; a failure of either
   // group, the first in profile order, fails the cycle.
   std::vector<std::string_view> skippedScores;
-  std::optional<Status> preScoreFailure;
-  size_t preScoreFailureIndex = SIZE_MAX;
-  const auto& preScores = profile.preScorePlugins();
   const std::span<const NodeInfo* const> feasibleNodes(s.feasibleNodes.data(), feasibleCount);
-  for (size_t i = 0; i < preScores.size(); ++i) {
-    if (groups.preScore[i]) continue;
-    Status status = preScores[i]->preScore(state, pod, feasibleNodes, view);
-    if (status.isSuccess()) {
-      if (!preScores[i]->resultsReusable()) decision.podDependent = true;
-      continue;
-    }
-    if (status.isSkip()) {
-      skippedScores.push_back(preScores[i]->name());
-      continue;
-    }
-    preScoreFailure = asFailure("prescore", preScores[i]->name(), status);
-    preScoreFailureIndex = i;
-    break;
-  }
-  if (r.preScoreFailure && r.preScoreFailureIndex < preScoreFailureIndex) preScoreFailure = r.preScoreFailure;
+  auto latePreScore =
+      runPreScores(profile, groups, false, state, pod, feasibleNodes, view, decision.podDependent, skippedScores);
+  std::optional<Status> preScoreFailure;
+  if (latePreScore) preScoreFailure = std::move(latePreScore->first);
+  if (r.preScoreFailure && (!latePreScore || r.preScoreFailureIndex < latePreScore->second))
+    preScoreFailure = r.preScoreFailure;
   if (preScoreFailure) {
     decision.failure = std::move(preScoreFailure);
     return decision;
