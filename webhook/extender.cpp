@@ -4,7 +4,6 @@
 #include <array>
 #include <bit>
 #include <cctype>
-#include <charconv>
 #include <chrono>
 #include <cstring>
 #include <deque>

@@ -125,17 +125,4 @@ void appendJsonInt(std::string& out, int64_t value) {
   out.append(buf, static_cast<size_t>(r.ptr - buf));
 }
 
-bool validUtf8(std::string_view text) {
-  for (size_t i = 0; i < text.size();) {
-    if (static_cast<unsigned char>(text[i]) < 0x80) {
-      ++i;
-      continue;
-    }
-    const size_t n = utf8Sequence(text, i);
-    if (n == 0) return false;
-    i += n;
-  }
-  return true;
-}
-
 }  // namespace placer

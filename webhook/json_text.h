@@ -20,7 +20,5 @@ void appendJsonString(std::string& out, std::string_view text);
 // writes it as it is between the quotes.
 bool plainJsonString(std::string_view text);
 void appendJsonInt(std::string& out, int64_t value);
-// Whether `text` is valid UTF-8 (what appendJsonString writes unchanged, escapes aside).
-bool validUtf8(std::string_view text);
 
 }  // namespace placer

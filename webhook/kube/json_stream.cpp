@@ -1,6 +1,5 @@
 #include "webhook/kube/json_stream.h"
 
-#include <cstdlib>
 #include <cstring>
 
 #include "scoring/json_stream_scanner.h"
@@ -56,10 +55,14 @@ class RawParser {
     }
   }
 
-  // Elements of an array: each element is handed to `element` at its first
-  // byte and must leave pos_ one past its last.
-  template <class Out, class Element>
-  Outcome elementsInto(Out& out, Element element) {
+  Result<std::vector<std::string_view>> rawElements() {
+    std::vector<std::string_view> out;
+    if (Outcome r = rawElementsInto(out); !r) return r.error();
+    return out;
+  }
+  // An array's elements, each as its bytes.
+  Outcome rawElementsInto(std::vector<std::string_view>& out) {
+    out.clear();
     skipWs();
     if (pos_ >= b_.size() || b_[pos_] != '[') return fail("expected an array"), Outcome(error());
     ++pos_;
@@ -70,7 +73,9 @@ class RawParser {
     }
     while (true) {
       skipWs();
-      if (!element(out)) return Outcome(error());
+      size_t start = pos_;
+      if (!skipValue()) return error();
+      out.push_back(b_.substr(start, pos_ - start));
       skipWs();
       if (pos_ >= b_.size()) return fail("unterminated array"), Outcome(error());
       if (b_[pos_] == ']') {
@@ -80,20 +85,6 @@ class RawParser {
       if (b_[pos_] != ',') return fail("expected ',' or ']'"), Outcome(error());
       ++pos_;
     }
-  }
-  Result<std::vector<std::string_view>> rawElements() {
-    std::vector<std::string_view> out;
-    if (Outcome r = rawElementsInto(out); !r) return r.error();
-    return out;
-  }
-  Outcome rawElementsInto(std::vector<std::string_view>& out) {
-    out.clear();
-    return elementsInto(out, [&](std::vector<std::string_view>& o) {
-      size_t start = pos_;
-      if (!skipValue()) return false;
-      o.push_back(b_.substr(start, pos_ - start));
-      return true;
-    });
   }
   Result<std::string> wholeString() {
     std::string out;
@@ -184,6 +175,7 @@ class RawParser {
     out = decoded.get<std::string>();
     return true;
   }
+
   std::string_view b_;
   size_t pos_ = 0;
   std::string message_;

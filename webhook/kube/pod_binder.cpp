@@ -1,6 +1,7 @@
 // The extender's /bind over the API server: POST a v1 Binding to the pod's
 // binding subresource, as kube-scheduler's DefaultBinder does.
 #include <mutex>
+#include <optional>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -58,8 +59,8 @@ class ApiPodBinder : public PodBinder {
     if (response->status == 401) client_->token().invalidate();
     giveBack(std::move(connection));
     if (response->status != 200) return Error{statusMessage(*response)};
-    JsonParser parser;
-    auto parsed = parser.parse(response->body);
+    std::optional<JsonParser> own;
+    auto parsed = threadParserFor(response->body.size(), own).parse(response->body);
     if (!parsed) return Error{"the pod is not JSON: " + parsed.error().message};
     return decodePod(*parsed);
   }
