@@ -585,8 +585,12 @@ class PodTopologySpread final : public PreFilterPlugin,
     if (cycle.read<PreScoreState>(kPreScoreKey) == nullptr) return;
     int64_t minScore = std::numeric_limits<int64_t>::max();
     int64_t maxScore = 0;
+    bool anyInvalid = false;
     for (int64_t s : scores) {
-      if (s == kInvalidScore) continue;
+      if (s == kInvalidScore) {
+        anyInvalid = true;
+        continue;
+      }
       minScore = std::min(minScore, s);
       maxScore = std::max(maxScore, s);
     }
@@ -596,6 +600,10 @@ class PodTopologySpread final : public PreFilterPlugin,
     }
     // Scores are >= 0, so the numerator is within [0, 100 * maxScore].
     const bool exact = minScore >= 0 && maxScore < kExactQuotientBound / (2 * kMaxNodeScore);
+    if (exact && mapScoresThroughTable(scores, anyInvalid ? kInvalidScore : minScore, maxScore, [&](int64_t s) {
+          return s == kInvalidScore ? 0 : exactQuotient(kMaxNodeScore * (maxScore + minScore - s), maxScore);
+        }))
+      return;
     for (int64_t& s : scores) {
       if (s == kInvalidScore) {
         s = 0;
