@@ -12,7 +12,9 @@ constexpr std::string_view kNoNodesAvailable = "no nodes available to schedule p
 // Buffers reused by every decision of a thread, so the hot path allocates
 // nothing per node (and after warm-up nothing per decision but the plugins' state).
 struct Scratch {
-  std::vector<uint32_t> feasible;             // candidate indices still feasible
+  // The feasible list of a decision: its first entries (decide() keeps the
+  // count; these only grow).
+  std::vector<uint32_t> feasible;             // candidate indices
   std::vector<const NodeInfo*> feasibleNodes; // parallel to feasible
   std::vector<uint32_t> feasibleSlots;        // parallel to feasible: slots in the NodeResults
   std::vector<int64_t> scores;                // plugin-major: [plugin][feasible]
@@ -26,10 +28,17 @@ struct Scratch {
   // The late filters over one tile.
   std::vector<uint32_t> lateIndex;            // tile positions still to check
   std::vector<const NodeInfo*> lateNodes;
+  std::vector<const NodeInfo*> lateNodesLeft;  // parallel to lateIndex
   std::vector<uint32_t> lateVerdict;          // per tile position: 0, or 1 + index into lateRejections
   std::vector<int32_t> verdictCounts;
 };
 thread_local Scratch scratch;
+
+// Grows a scratch vector to at least n entries (never shrinks it).
+template <class T>
+void growTo(std::vector<T>& v, size_t n) {
+  if (v.size() < n) v.resize(n);
+}
 
 // Nodes per tile: small enough that a tile's NodeInfos stay in L1/L2 while
 // every plugin runs over them.
@@ -488,12 +497,14 @@ Decision decide(const Profile& profile, const Engine::Groups& groups, const Pod&
   // Node by node, tile by tile; then the late filters over the tile. The
   // final verdict of a node is the first rejection in profile order.
   ReasonTally tally;
-  s.feasible.clear();
-  s.feasibleNodes.clear();
-  s.feasibleSlots.clear();
-  s.feasible.reserve(count);
-  s.feasibleNodes.reserve(count);
-  s.feasibleSlots.reserve(count);
+  // The feasible list is written by index (no push_back per node): its
+  // vectors only grow, `feasibleSoFar` is its length.
+  size_t feasibleSoFar = 0;
+  growTo(s.feasible, count);
+  growTo(s.feasibleNodes, count);
+  growTo(s.feasibleSlots, count);
+  growTo(s.lateIndex, kTile);
+  growTo(s.lateNodesLeft, kTile);
   s.lateVerdict.resize(kTile);
   // Raw scores go to s.scores, plugin-major over the feasible list. Without
   // the cache the node-by-node plugins score each tile's feasible nodes as
@@ -521,23 +532,23 @@ Decision decide(const Profile& profile, const Engine::Groups& groups, const Pod&
       for (size_t t = 0; t < n; ++t) s.changed[t] = static_cast<uint32_t>(tileStart + t);
       filterNodeByNode(r, pod, s.changed, s.changedNodes, true, s);
     }
-    const size_t tileFeasible = s.feasible.size();
+    const size_t tileFeasible = feasibleSoFar;
     std::fill(s.lateVerdict.begin(), s.lateVerdict.begin() + n, 0);
     for (const auto& [plugin, index] : late) {
       // The nodes still without a late verdict whose node-by-node verdict, if
       // any, comes later in profile order.
-      s.lateIndex.clear();
-      s.changedNodes.clear();
+      size_t left = 0;
       for (size_t t = 0; t < n; ++t) {
         if (s.lateVerdict[t] != 0) continue;
         const uint32_t v = r.verdicts[slotAt(tileStart + t)];
         if (v != 0 && r.rejectionFilter[v - 1] < index) continue;
-        s.lateIndex.push_back(static_cast<uint32_t>(t));
-        s.changedNodes.push_back(s.lateNodes[t]);
+        s.lateIndex[left] = static_cast<uint32_t>(t);
+        s.lateNodesLeft[left] = s.lateNodes[t];
+        ++left;
       }
-      if (s.lateIndex.empty()) continue;
+      if (left == 0) continue;
       s.sink.clear();
-      plugin->filterAll(state, pod, s.changedNodes, s.sink);
+      plugin->filterAll(state, pod, std::span<const NodeInfo* const>(s.lateNodesLeft.data(), left), s.sink);
       for (const auto& [at, rejection] : s.sink.rejected()) {
         Status status = *rejection;
         if (!status.isRejected()) {
@@ -572,9 +583,10 @@ Decision decide(const Profile& profile, const Engine::Groups& groups, const Pod&
         }
       }
       if (rejection == nullptr) {
-        s.feasible.push_back(static_cast<uint32_t>(i));
-        s.feasibleNodes.push_back(s.lateNodes[t]);
-        s.feasibleSlots.push_back(slot);
+        s.feasible[feasibleSoFar] = static_cast<uint32_t>(i);
+        s.feasibleNodes[feasibleSoFar] = s.lateNodes[t];
+        s.feasibleSlots[feasibleSoFar] = slot;
+        ++feasibleSoFar;
         continue;
       }
       tally.add(rejection->sharedReasons(), 1);
@@ -585,9 +597,9 @@ Decision decide(const Profile& profile, const Engine::Groups& groups, const Pod&
         outcome.reasons = rejection->sharedReasons();
       }
     }
-    if (!cached && scoring && s.feasible.size() > tileFeasible &&
+    if (!cached && scoring && feasibleSoFar > tileFeasible &&
         preScoreNodeByNode(profile, groups, r, pod, view, true) && !r.preScoreFailure) {
-      const size_t k = s.feasible.size() - tileFeasible;
+      const size_t k = feasibleSoFar - tileFeasible;
       const std::span<const NodeInfo* const> feasibleHere(s.feasibleNodes.data() + tileFeasible, k);
       for (size_t p : r.scoring)
         scorePlugins[p].plugin->scoreAll(r.state, pod, feasibleHere,
@@ -599,7 +611,7 @@ Decision decide(const Profile& profile, const Engine::Groups& groups, const Pod&
   if (r.failure && !cached) decision.failure = r.failure;
   if (lateFailure && !decision.failure) decision.failure = lateFailure;
 
-  const size_t feasibleCount = s.feasible.size();
+  const size_t feasibleCount = feasibleSoFar;
   decision.feasibleCount = feasibleCount;
   if (perPlugin)
     for (NodeOutcome& outcome : decision.nodes)

@@ -3,7 +3,9 @@
 // loops that divide every node's score by the same maximum: one division
 // instruction that vectorises instead of an integer division per node.
 
+#include <cstddef>
 #include <cstdint>
+#include <span>
 
 namespace placer {
 
@@ -16,6 +18,22 @@ inline constexpr int64_t kExactQuotientBound = int64_t{1} << 53;
 
 inline int64_t exactQuotient(int64_t numerator, int64_t divisor) {
   return static_cast<int64_t>(static_cast<double>(numerator) / static_cast<double>(divisor));
+}
+
+// Normalising maps each score through one function of it; when every score
+// lies in [lo, hi] and that range is small beside their number (replicas
+// spread over a few counts), f is evaluated once per value of the range and
+// each score is a table read: the same results, f's division done a few
+// times instead of once per node. Returns false, changing nothing, when the
+// range does not qualify; the caller then maps them itself.
+template <class F>
+bool mapScoresThroughTable(std::span<int64_t> scores, int64_t lo, int64_t hi, F&& f) {
+  constexpr int64_t kMaxTable = 256;
+  if (hi < lo || hi - lo >= kMaxTable || static_cast<size_t>(hi - lo) * 4 >= scores.size()) return false;
+  int64_t table[kMaxTable];
+  for (int64_t v = lo; v <= hi; ++v) table[v - lo] = f(v);
+  for (int64_t& s : scores) s = table[s - lo];
+  return true;
 }
 
 }  // namespace placer

@@ -29,6 +29,9 @@ void defaultNormalizeScore(int64_t maxPriority, bool reverse, std::span<int64_t>
   }
   if (minCount >= 0 && maxPriority >= 0 && maxPriority <= kMaxNodeScore && maxCount < kExactQuotientBound / kMaxNodeScore) {
     // The same quotients without an integer division per node.
+    auto normalized = [&](int64_t s) { return reverse ? maxPriority - exactQuotient(maxPriority * s, maxCount)
+                                                      : exactQuotient(maxPriority * s, maxCount); };
+    if (mapScoresThroughTable(scores, minCount, maxCount, normalized)) return;
     for (int64_t& s : scores) {
       s = exactQuotient(maxPriority * s, maxCount);
       if (reverse) s = maxPriority - s;

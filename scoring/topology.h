@@ -21,6 +21,17 @@
 
 namespace placer {
 
+// The NodeInfo::id of one of the view's own nodes (view.holds(node)), read
+// without touching the node while it equals the node's position in nodes()
+// (every node's, until a node leaves the view): nodeById(position) is then
+// the node itself, found through the view's dense id -> position array. A
+// view's own node always has its labels indexed (upsertNode indexes every
+// node it keeps), so its values are read from the label columns by this id.
+inline uint32_t viewNodeId(const ClusterView& view, const NodeInfo& node) {
+  const auto position = static_cast<uint32_t>(&node - view.nodes().data());
+  return view.nodeById(position) == &node ? position : node.id;
+}
+
 // A node label key as the view indexes it. valueOf(node) is the id of the
 // node's value (ClusterView::nodeLabelValueId), kAbsent when the node has no
 // such label, kUnknown when it has one that no node of the view has (a node
@@ -33,12 +44,13 @@ class TopologyKey {
   TopologyKey() = default;
   TopologyKey(const ClusterView& view, std::string key);
   uint32_t valueOf(const NodeInfo& node) const {
-    if (view_->holds(node) && ClusterView::labelsIndexed(node)) return valueOfViewNode(node.id);
+    // A view's own node has its labels indexed (ClusterView::viewNodeId).
+    if (view_->holds(node)) return valueOfViewNode(viewNodeId(*view_, node));
     return valueOfCopy(node);
   }
   // valueOf() of a view node with indexed labels, by NodeInfo::id.
   uint32_t valueOfViewNode(uint32_t id) const { return view_->nodeLabel(keyId_, id); }
-  bool indexedViewNode(const NodeInfo& node) const { return view_->holds(node) && ClusterView::labelsIndexed(node); }
+  bool indexedViewNode(const NodeInfo& node) const { return view_->holds(node); }
   bool presentOn(const NodeInfo& node) const { return valueOf(node) != kAbsent; }
   const std::string& text() const { return key_; }
 

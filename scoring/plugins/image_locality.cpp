@@ -69,7 +69,17 @@ class ImageLocality final : public PreScorePlugin, public ScorePlugin {
       for (const auto& [nodeId, size] : view.imageHolders(image.id))
         if (size > 0) sums[nodeId] += static_cast<int64_t>(static_cast<double>(size) * image.spread);
     const int64_t none = imageLocalityPriority(0, data->numContainers);  // most nodes hold none of the images
-    for (int64_t& sum : sums) sum = sum == 0 ? none : imageLocalityPriority(sum, data->numContainers);
+    // Nodes holding the same images have the same sum: the last one's
+    // priority serves the next (one division per distinct run, not per node).
+    int64_t lastSum = 0;
+    int64_t lastPriority = none;
+    for (int64_t& sum : sums) {
+      if (sum != lastSum) {
+        lastSum = sum;
+        lastPriority = imageLocalityPriority(sum, data->numContainers);
+      }
+      sum = lastPriority;
+    }
     data->view = &view;
     state.write(kStateKey, std::move(data));
     return Status::success();

@@ -72,8 +72,9 @@ class TopologyPairCounts {
     return keys_.size() - 1;
   }
   // Whether valueById() may stand for key(k).valueOf(node): a view node
-  // with indexed labels.
-  bool readsById(const NodeInfo& node) const { return view_->holds(node) && ClusterView::labelsIndexed(node); }
+  // (its labels are indexed, its id is viewId(node)).
+  bool readsById(const NodeInfo& node) const { return view_->holds(node); }
+  uint32_t viewId(const NodeInfo& node) const { return viewNodeId(*view_, node); }
   uint32_t valueById(size_t k, uint32_t nodeId) const { return keys_[k].valueOfViewNode(nodeId); }
   // Adds n to the node's domain of key k; false when the node lacks the key.
   bool add(size_t k, const NodeInfo& node, int64_t n) {
@@ -145,7 +146,7 @@ const Status* rejectionWith(const PreFilterState& state, ValueOf valueOf) {
 
 const Status* rejectionOf(const PreFilterState& state, const NodeInfo& node) {
   if (state.anti.readsById(node)) {
-    const uint32_t id = node.id;
+    const uint32_t id = state.anti.viewId(node);
     return rejectionWith(state, [id](const TopologyPairCounts& c, size_t k) { return c.valueById(k, id); });
   }
   return rejectionWith(state, [&node](const TopologyPairCounts& c, size_t k) { return c.key(k).valueOf(node); });
@@ -154,9 +155,10 @@ const Status* rejectionOf(const PreFilterState& state, const NodeInfo& node) {
 int64_t scoreOf(const PreScoreState& state, const NodeInfo& node) {
   const TopologyPairCounts& scores = state.scores;
   const bool byId = scores.readsById(node);
+  const uint32_t id = byId ? scores.viewId(node) : 0;
   int64_t score = 0;
   for (size_t k = 0; k < scores.keyCount(); ++k) {
-    uint32_t value = byId ? scores.valueById(k, node.id) : scores.key(k).valueOf(node);
+    uint32_t value = byId ? scores.valueById(k, id) : scores.key(k).valueOf(node);
     if (value != TopologyKey::kAbsent) score += scores.get(k, value);
   }
   return score;

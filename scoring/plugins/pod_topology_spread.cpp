@@ -217,8 +217,9 @@ class PodsPerNode {
 // call, exact for the non-negative scores below 2^62 that Score sums.
 int64_t roundScore(double score) {
   if (!(score >= 0 && score < 0x1p62)) return static_cast<int64_t>(std::round(score));
-  int64_t whole = static_cast<int64_t>(score);
-  return score - static_cast<double>(whole) >= 0.5 ? whole + 1 : whole;
+  const int64_t whole = static_cast<int64_t>(score);
+  // Without a branch: the fractions of nodes' scores follow no pattern.
+  return whole + static_cast<int64_t>(score - static_cast<double>(whole) >= 0.5);
 }
 
 bool hasAllKeys(const std::vector<TopologyKey>& keys, const NodeInfo& node) {
@@ -318,11 +319,19 @@ struct PreScoreState final : StateData {
     }
     return roundScore(score);
   }
+  // The same for a view node, by NodeInfo::id.
   int64_t scoreOfViewNode(uint32_t id) const {
     if (id < ignored.size() && ignored[id]) return kInvalidScore;
+    return scoreOfValues(id, [&](size_t i) { return view->nodeLabel(viewNodeTerms[i].keyId, id); });
+  }
+  // The same for a view node that is not ignored, valueOf(i) being its value
+  // of constraint i's key.
+  template <class ValueOf>
+  int64_t scoreOfValues(uint32_t id, ValueOf valueOf) const {
     double score = 0;
-    for (const ViewNodeTerm& t : viewNodeTerms) {
-      const uint32_t value = view->nodeLabel(t.keyId, id);
+    for (size_t i = 0; i < viewNodeTerms.size(); ++i) {
+      const ViewNodeTerm& t = viewNodeTerms[i];
+      const uint32_t value = valueOf(i);
       if (value == TopologyKey::kAbsent) continue;
       int64_t count = 0;
       if (!t.nodeCounts.empty()) {
@@ -446,31 +455,31 @@ class PodTopologySpread final : public PreFilterPlugin,
       registered.emplace_back(domains, 0);
     }
     const std::vector<char> hostname(state->hostname.begin(), state->hostname.end());
-    // Per feasible node: its id when its labels are read by id, else kNoId.
+    // Per feasible node: its id when it is one of the view's (its labels read
+    // by id from the label columns, the node itself not read while its id is
+    // its position: viewNodeId), else kNoId;
+    // and its value of every key, kept for the scores at the end.
     constexpr uint32_t kNoId = UINT32_MAX;
     std::vector<uint32_t> feasibleIds(feasible.size(), kNoId);
-    std::vector<uint32_t> values(n);
+    std::vector<uint32_t> values(feasible.size() * n);
+    std::vector<std::span<const uint32_t>> columns;
+    for (const Constraint& c : state->constraints) columns.push_back(view.nodeLabelColumn(view.nodeLabelKeyId(c.topologyKey)));
     size_t ignoredCount = 0;
     for (size_t j = 0; j < feasible.size(); ++j) {
       const NodeInfo* node = feasible[j];
-      // The feasible nodes' lines are cold by now, a few hundred bytes apart:
-      // ask for what this loop reads of a node some iterations ahead.
-      if (constexpr size_t kAhead = 8; j + kAhead < feasible.size()) {
-        const NodeInfo* ahead = feasible[j + kAhead];
-        __builtin_prefetch(&ahead->id);
-        __builtin_prefetch(&ahead->node.labels);
-        __builtin_prefetch(&ahead->labelsIndexed);
-      }
-      const bool byId = view.holds(*node) && ClusterView::labelsIndexed(*node);
+      const bool byId = view.holds(*node);
+      const uint32_t id = byId ? viewNodeId(view, *node) : kNoId;
+      uint32_t* nodeValues = values.data() + j * n;
       bool allKeys = true;
       for (size_t i = 0; i < n; ++i) {
-        values[i] = byId ? state->keys[i].valueOfViewNode(node->id) : state->keys[i].valueOf(*node);
-        allKeys = allKeys && values[i] != TopologyKey::kAbsent;
+        nodeValues[i] = byId ? (id < columns[i].size() ? columns[i][id] : TopologyKey::kAbsent)
+                             : state->keys[i].valueOf(*node);
+        allKeys = allKeys && nodeValues[i] != TopologyKey::kAbsent;
       }
-      if (byId) feasibleIds[j] = node->id;
+      feasibleIds[j] = id;
       if (requireAllTopologies && !allKeys) {
-        if (view.holds(*node))
-          state->ignored[node->id] = 1;
+        if (byId)
+          state->ignored[id] = 1;
         else
           state->ignoredCopies.push_back(node);
         ++ignoredCount;
@@ -478,7 +487,7 @@ class PodTopologySpread final : public PreFilterPlugin,
       }
       for (size_t i = 0; i < n; ++i) {
         if (hostname[i]) continue;  // counted per node in Score
-        const uint32_t value = values[i];
+        const uint32_t value = nodeValues[i];
         if (value == TopologyKey::kAbsent) {
           if (!absentRegistered[i]) {
             absentRegistered[i] = true;
@@ -535,8 +544,17 @@ class PodTopologySpread final : public PreFilterPlugin,
     }
     state->scoredNodes.assign(feasible.begin(), feasible.end());
     state->scores.resize(feasible.size());
-    for (size_t j = 0; j < feasible.size(); ++j)
-      state->scores[j] = feasibleIds[j] != kNoId ? state->scoreOfViewNode(feasibleIds[j]) : state->scoreOf(*feasible[j]);
+    for (size_t j = 0; j < feasible.size(); ++j) {
+      const uint32_t id = feasibleIds[j];
+      if (id == kNoId) {
+        state->scores[j] = state->scoreOf(*feasible[j]);
+      } else if (state->ignored[id]) {
+        state->scores[j] = kInvalidScore;
+      } else {
+        const uint32_t* nodeValues = values.data() + j * n;
+        state->scores[j] = state->scoreOfValues(id, [&](size_t i) { return nodeValues[i]; });
+      }
+    }
     cycle.write(kPreScoreKey, std::move(state));
     return Status::success();
   }
@@ -567,8 +585,12 @@ class PodTopologySpread final : public PreFilterPlugin,
     if (cycle.read<PreScoreState>(kPreScoreKey) == nullptr) return;
     int64_t minScore = std::numeric_limits<int64_t>::max();
     int64_t maxScore = 0;
+    bool anyInvalid = false;
     for (int64_t s : scores) {
-      if (s == kInvalidScore) continue;
+      if (s == kInvalidScore) {
+        anyInvalid = true;
+        continue;
+      }
       minScore = std::min(minScore, s);
       maxScore = std::max(maxScore, s);
     }
@@ -578,6 +600,10 @@ class PodTopologySpread final : public PreFilterPlugin,
     }
     // Scores are >= 0, so the numerator is within [0, 100 * maxScore].
     const bool exact = minScore >= 0 && maxScore < kExactQuotientBound / (2 * kMaxNodeScore);
+    if (exact && mapScoresThroughTable(scores, anyInvalid ? kInvalidScore : minScore, maxScore, [&](int64_t s) {
+          return s == kInvalidScore ? 0 : exactQuotient(kMaxNodeScore * (maxScore + minScore - s), maxScore);
+        }))
+      return;
     for (int64_t& s : scores) {
       if (s == kInvalidScore) {
         s = 0;

@@ -12,6 +12,7 @@
 
 #include "scoring/engine.h"
 #include "scoring/profile.h"
+#include "scoring/topology.h"
 
 namespace placer {
 namespace {
@@ -399,6 +400,16 @@ TEST(ClusterView, NodesFoundByNameThroughRemovalsAndReAdds) {
     byRank[view.nameRank(node)] = &node;
   }
   for (size_t r = 1; r < byRank.size(); ++r) EXPECT_LT(byRank[r - 1]->name(), byRank[r]->name());
+  // Ids read by position (what the topology plugins use) are the nodes' own,
+  // through the moves that removals make.
+  size_t byPosition = 0;
+  for (const NodeInfo& node : view.nodes()) {
+    EXPECT_EQ(viewNodeId(view, node), node.id) << node.name();
+    if (node.id == static_cast<uint32_t>(&node - view.nodes().data())) ++byPosition;
+    EXPECT_EQ(view.nodeById(node.id), &node) << node.name();
+  }
+  EXPECT_GT(byPosition, 0u);                   // ids read without the node
+  EXPECT_LT(byPosition, view.nodes().size());  // and from it, once nodes moved
   EXPECT_EQ(view.findNode("node-299")->requested.milliCpu, 350);
   view.removeNode("node-1");
   EXPECT_EQ(view.findNode("node-299")->requested.milliCpu, 350);

@@ -275,8 +275,19 @@ TEST(Framework, DefaultNormalizeScoreKeepsUpstreamsIntegerQuotients) {
     std::vector<int64_t> scores;
   };
   const int64_t big = (int64_t{1} << 46) - 3;  // within the fast path: 100 * big < 2^53
+  // Many nodes over a few counts go through a table of the quotients.
+  auto many = [](size_t n, int64_t span) {
+    std::vector<int64_t> v(n);
+    for (size_t i = 0; i < n; ++i) v[i] = static_cast<int64_t>((i * 7919) % static_cast<size_t>(span + 1));
+    return v;
+  };
   const std::vector<Case> cases = {
       {"small counts", {0, 1, 2, 3, 7}},
+      {"many nodes, counts up to 6", many(1000, 6)},
+      {"many nodes, counts up to 255 (the largest table)", many(1100, 255)},
+      {"many nodes, counts up to 256 (too wide for a table)", many(5000, 256)},
+      {"counts up to 99 over too few nodes for a table", many(396, 99)},
+      {"many nodes, counts up to 99", many(397, 99)},
       {"one below a multiple of the maximum", {big, big - 1, big / 3, big / 3 - 1, 1, 0}},
       {"a maximum past the fast path", {int64_t{1} << 47, (int64_t{1} << 47) - 1, 12345}},
       {"negative scores", {-5, 3, 9}},
@@ -306,6 +317,38 @@ TEST(Framework, DefaultNormalizeScoreKeepsUpstreamsIntegerQuotients) {
     for (int64_t n : {d - 1, 2 * d - 1, 99 * d - 1, 100 * d - 1, 100 * d}) {
       EXPECT_EQ(exactQuotient(n, d), n / d) << n << " / " << d;
     }
+  }
+}
+
+TEST(Framework, ScoresMapThroughATableOnlyWhenTheirRangeIsSmallBesideTheirNumber) {
+  struct Case {
+    std::string name;
+    size_t count;
+    int64_t lo;
+    int64_t hi;
+    bool mapped;
+  };
+  const std::vector<Case> cases = {
+      {"a few values over many scores", 100, 0, 5, true},
+      {"a range starting below zero (an invalid score)", 100, -1, 20, true},
+      {"the widest table", 2000, 1000, 1255, true},
+      {"one value wider than the table", 2000, 1000, 1256, false},
+      {"a range as wide as a quarter of the scores", 40, 0, 10, false},
+      {"a range just under a quarter of the scores", 41, 0, 10, true},
+      {"an empty range", 100, 5, 4, false},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    std::vector<int64_t> scores(c.count);
+    for (size_t i = 0; i < c.count; ++i)
+      scores[i] = c.hi < c.lo ? c.lo : c.lo + static_cast<int64_t>(i % static_cast<size_t>(c.hi - c.lo + 1));
+    const std::vector<int64_t> before = scores;
+    auto f = [](int64_t v) { return 3 * v * v - 7; };
+    EXPECT_EQ(mapScoresThroughTable(scores, c.lo, c.hi, f), c.mapped);
+    std::vector<int64_t> expected = before;
+    if (c.mapped)
+      for (int64_t& s : expected) s = f(s);
+    EXPECT_EQ(scores, expected);
   }
 }
 

@@ -3,6 +3,7 @@
 // as kube-scheduler's plugins give them (upstream's filtering_test.go and
 // scoring_test.go cases, in their own words).
 #include <atomic>
+#include <cmath>
 #include <map>
 #include <string>
 #include <thread>
@@ -357,6 +358,60 @@ TEST_F(TopologyPluginTest, AServiceSelectingThePodMakesTheDefaultsApply) {
   EXPECT_GT(r.score["b1"], r.score["a1"]);
   ASSERT_NE(r.decision.selected, nullptr);
   EXPECT_EQ(r.decision.selected->name(), "b1");
+}
+
+// Hundreds of nodes whose scores take a few values (normalised through a
+// table of the quotients): every node's score is upstream's, computed here
+// from its formula. Nodes without the zone are ignored (the pod's own
+// constraints), scoring 0.
+TEST_F(TopologyPluginTest, ScheduleAnywayScoresOfHundredsOfNodesFollowUpstreamsFormula) {
+  json nodes = json::array();
+  json pods = json::array();
+  std::map<std::string, int> zoneCount;
+  std::map<std::string, int> nodeCount;
+  std::map<std::string, std::string> zoneOf;
+  for (int i = 0; i < 300; ++i) {
+    const std::string name = "n" + std::to_string(i);
+    const std::string zone = "zone-" + std::to_string(i % 3);
+    nodes.push_back(zoned(name, zone));
+    zoneOf[name] = zone;
+    const int replicas = (i % 10 == 0 ? 1 : 0) + (i % 3 == 0 && i % 7 == 0 ? 1 : 0);
+    for (int k = 0; k < replicas; ++k) {
+      pods.push_back(pod(name + "-w" + std::to_string(k), {{"app", "web"}}, name));
+      ++zoneCount[zone];
+      ++nodeCount[name];
+    }
+  }
+  for (int i = 0; i < 4; ++i) {
+    nodes.push_back(node("bare" + std::to_string(i)));
+    pods.push_back(pod("bare-w" + std::to_string(i), {{"app", "web"}}, "bare" + std::to_string(i)));
+  }
+  json incoming = pod("w", {{"app", "web"}});
+  incoming["spec"]["topologySpreadConstraints"] = {spread(1, "topology.kubernetes.io/zone", "ScheduleAnyway", {{"app", "web"}}),
+                                                   spread(2, "kubernetes.io/hostname", "ScheduleAnyway", {{"app", "web"}})};
+  Result r = run("PodTopologySpread", {{"nodes", nodes}, {"pods", pods}, {"pod", incoming}});
+  ASSERT_EQ(r.score.size(), 304u);
+  // upstream: weights log(domains + 2) over the nodes not ignored; a node's
+  // score the sum, constraint by constraint, of count * weight + maxSkew - 1,
+  // rounded; then MaxNodeScore * (max + min - score) / max.
+  const double zoneWeight = std::log(3.0 + 2);
+  const double nodeWeight = std::log(300.0 + 2);
+  std::map<std::string, int64_t> raw;
+  for (const auto& [name, zone] : zoneOf) {
+    double score = 0;
+    score += static_cast<double>(zoneCount[zone]) * zoneWeight + 0;
+    score += static_cast<double>(nodeCount[name]) * nodeWeight + 1;
+    raw[name] = static_cast<int64_t>(std::round(score));
+  }
+  int64_t low = raw.begin()->second;
+  int64_t high = 0;
+  for (const auto& [name, s] : raw) {
+    low = std::min(low, s);
+    high = std::max(high, s);
+  }
+  ASSERT_LT(low, high);
+  for (const auto& [name, s] : raw) EXPECT_EQ(r.score[name], 100 * (high + low - s) / high) << name;
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(r.score["bare" + std::to_string(i)], 0);
 }
 
 TEST_F(TopologyPluginTest, PodTopologySpreadArgsAreValidated) {
