@@ -191,7 +191,7 @@ class EventRecorderTest : public ::testing::Test {
 
 TEST_F(EventRecorderTest, EveryEventIsCreatedOnceWithKubeSchedulersFields) {
   // More events than a batch and a round hold: several batches, several pipelined rounds.
-  auto s = sender({.batch = 16, .window = 1ms, .pipeline = 8});
+  auto s = sender({.reportingInstance = "placer-test-0", .batch = 16, .window = 1ms, .pipeline = 8});
   constexpr int kEvents = 150;
   for (int i = 0; i < kEvents; ++i) s->recorder->emit(scheduled("web-" + std::to_string(i), "node-" + std::to_string(i % 3)));
   ASSERT_TRUE(s->through(kEvents));
@@ -220,22 +220,25 @@ TEST_F(EventRecorderTest, FailuresAreRetriedRefusalsAndExhaustedRetriesDroppedAn
     std::string name;
     int failures;  // the next requests answered `status`
     int status;
+    bool invalid;  // an Event the API server's validation refuses (no action)
     double sent, refused, exhausted;
     std::vector<int> waitsMs;
   };
   // One event per round (emitted after the last went through), 3 tries each.
   const std::vector<Case> cases = {
-      {"a 503 is tried again after the back-off", 1, 503, 1, 0, 0, {10}},
-      {"a 429 likewise, doubling while it lasts", 2, 429, 1, 0, 0, {10, 20}},
-      {"a 500 on every try drops it", 3, 500, 0, 0, 1, {10, 20}},
-      {"a 403 is dropped at once", 1, 403, 0, 1, 0, {}},
-      {"a 422 likewise", 1, 422, 0, 1, 0, {}},
+      {"a 503 is tried again after the back-off", 1, 503, false, 1, 0, 0, {10}},
+      {"a 429 likewise, doubling while it lasts", 2, 429, false, 1, 0, 0, {10, 20}},
+      {"a 500 on every try drops it", 3, 500, false, 0, 0, 1, {10, 20}},
+      {"a 403 is dropped at once", 1, 403, false, 0, 1, 0, {}},
+      {"an invalid Event (422) likewise", 0, 0, true, 0, 1, 0, {}},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
-    auto s = sender({.window = 1ms, .initialBackoff = 10ms, .maxBackoff = 10s, .attempts = 3});
-    server_->failNextRequests(c.failures, c.status, 0);
-    s->recorder->emit(scheduled("web-" + std::to_string(c.failures) + "-" + std::to_string(c.status)));
+    auto s = sender({.reportingInstance = "placer-test-0", .window = 1ms, .initialBackoff = 10ms, .maxBackoff = 10s, .attempts = 3});
+    if (c.failures > 0) server_->failNextRequests(c.failures, c.status, 0);
+    PodEvent event = scheduled("web-" + std::to_string(c.failures) + "-" + std::to_string(c.status));
+    if (c.invalid) event.action = "";
+    s->recorder->emit(event);
     ASSERT_TRUE(s->through(1));
     s->recorder->stop();
     EXPECT_EQ(s->sent(), c.sent);
@@ -249,7 +252,7 @@ TEST_F(EventRecorderTest, FailuresAreRetriedRefusalsAndExhaustedRetriesDroppedAn
 // every try, the next event's first retry waited the doubled back-off of the
 // dropped one (and kept doubling from there).
 TEST_F(EventRecorderTest, TheBackOffStartsAfreshAfterADropAndAfterASuccess) {
-  auto s = sender({.window = 1ms, .initialBackoff = 10ms, .maxBackoff = 10s, .attempts = 3});
+  auto s = sender({.reportingInstance = "placer-test-0", .window = 1ms, .initialBackoff = 10ms, .maxBackoff = 10s, .attempts = 3});
   server_->failNextRequests(3, 503, 0);
   s->recorder->emit(scheduled("dropped"));
   ASSERT_TRUE(s->through(1));
@@ -266,7 +269,7 @@ TEST_F(EventRecorderTest, TheBackOffStartsAfreshAfterADropAndAfterASuccess) {
 
 TEST_F(EventRecorderTest, AFullQueueDropsAndCountsAndStopEndsABackOff) {
   // The first event fails and its retry waits an hour: the queue then fills.
-  auto s = sender({.queueCapacity = 4, .window = 1ms, .initialBackoff = 1h, .maxBackoff = 2h, .attempts = 5});
+  auto s = sender({.reportingInstance = "placer-test-0", .queueCapacity = 4, .window = 1ms, .initialBackoff = 1h, .maxBackoff = 2h, .attempts = 5});
   server_->failNextRequests(1, 503, 0);
   s->recorder->emit(scheduled("first"));
   const auto deadline = std::chrono::steady_clock::now() + 20s;
@@ -293,22 +296,28 @@ TEST(PipelinedRequests, AnswersComeInRequestOrder) {
   std::vector<ApiRequest> requests;
   for (const char* name : {"a", "b", "c"}) {
     ApiRequest r{"POST", std::string("/apis/events.k8s.io/v1/namespaces/") + kNs + "/events", "application/json", ""};
-    appendEventJson(r.body, scheduled(name), "placer-test-0", now);
+    PodEvent event = scheduled(name);
+    if (std::string_view(name) == "b") event.action = "";  // invalid: 422
+    appendEventJson(r.body, event, "placer-test-0", now);
     requests.push_back(std::move(r));
   }
   requests.push_back({"GET", "/apis/events.k8s.io/v1/namespaces/shop/events/missing", "", ""});
-  server.failNextRequests(1, 503, 0);
   auto first = connection.sendPipelined(requests, 10s);
   ASSERT_EQ(first.answers.size(), requests.size()) << first.error;
-  EXPECT_EQ(first.answers[0].status, 503);
-  EXPECT_EQ(first.answers[1].status, 201);
+  EXPECT_EQ(first.answers[0].status, 201);
+  EXPECT_EQ(first.answers[1].status, 422);
   EXPECT_EQ(first.answers[2].status, 201);
   EXPECT_EQ(first.answers[3].status, 404);
   EXPECT_EQ(server.count(Kind::Event), 2u);
-  // The same keep-alive connection serves the next round.
-  auto second = connection.sendPipelined({requests[0]}, 10s);
-  ASSERT_EQ(second.answers.size(), 1u) << second.error;
+  // The same keep-alive connection serves the next round; the same Event
+  // again is one the API server already has.
+  ApiRequest next = requests[0];
+  next.body.clear();
+  appendEventJson(next.body, scheduled("d"), "placer-test-0", now);
+  auto second = connection.sendPipelined({next, requests[0]}, 10s);
+  ASSERT_EQ(second.answers.size(), 2u) << second.error;
   EXPECT_EQ(second.answers[0].status, 201);
+  EXPECT_EQ(second.answers[1].status, 409);
   EXPECT_EQ(server.count(Kind::Event), 3u);
 }
 

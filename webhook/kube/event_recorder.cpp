@@ -121,7 +121,7 @@ void ApiEventRecorder::stop() {
   if (thread_.joinable()) thread_.join();
 }
 
-bool ApiEventRecorder::sendRound(Connection& connection, std::vector<Pending>& pending) {
+ApiEventRecorder::Round ApiEventRecorder::sendRound(Connection& connection, std::vector<Pending>& pending) {
   const size_t n = std::min(pending.size(), std::max<size_t>(options_.pipeline, 1));
   round_.resize(n);
   for (size_t i = 0; i < n; ++i) {
@@ -136,7 +136,7 @@ bool ApiEventRecorder::sendRound(Connection& connection, std::vector<Pending>& p
   const Connection::Pipelined result = connection.sendPipelined(round_, kSendTimeout);
 
   // Each event's fate; those to try again keep their order at the front.
-  bool leftToRetry = false;
+  Round round;
   size_t kept = 0;
   for (size_t i = 0; i < n; ++i) {
     Pending& p = pending[i];
@@ -162,18 +162,19 @@ bool ApiEventRecorder::sendRound(Connection& connection, std::vector<Pending>& p
       retry = true;
       counts = result.answers.empty();
     }
+    round.failed = round.failed || retry;
     if (retry && counts && ++p.tries >= options_.attempts) {
       droppedRetries_.inc();
       continue;
     }
     if (retry) {
-      leftToRetry = leftToRetry || counts;
+      round.leftToRetry = round.leftToRetry || counts;
       if (kept != i) pending[kept] = std::move(p);
       ++kept;
     }
   }
   pending.erase(pending.begin() + static_cast<std::ptrdiff_t>(kept), pending.begin() + static_cast<std::ptrdiff_t>(n));
-  return leftToRetry;
+  return round;
 }
 
 void ApiEventRecorder::run() {
@@ -196,8 +197,11 @@ void ApiEventRecorder::run() {
     }
     lock.unlock();
     if (!connection) connection = std::make_unique<Connection>(*client_);
-    const bool leftToRetry = sendRound(*connection, pending);
-    const std::chrono::milliseconds wait = backoff.afterRound(leftToRetry);
+    const Round round = sendRound(*connection, pending);
+    // After a failure, a fresh connection: a server that refused a request
+    // early may not have read its body, which would spoil the next one.
+    if (round.failed) connection.reset();
+    const std::chrono::milliseconds wait = backoff.afterRound(round.leftToRetry);
     if (wait.count() > 0 && options_.backingOff) options_.backingOff(wait);
     lock.lock();
     held_ = pending.size();

@@ -87,8 +87,12 @@ class ApiEventRecorder final : public EventSink {
   void run();
   // Sends one round (up to options_.pipeline of `pending`, from the front);
   // the events left to retry stay in `pending`, in order, the others are
-  // counted and removed. True when some are left to retry.
-  bool sendRound(Connection& connection, std::vector<Pending>& pending);
+  // counted and removed.
+  struct Round {
+    bool leftToRetry = false;  // some failed and have tries left (back off)
+    bool failed = false;       // some got a failure (401, 429, 5xx) or no answer
+  };
+  Round sendRound(Connection& connection, std::vector<Pending>& pending);
 
   std::unique_ptr<ApiClient> client_;
   Options options_;
