@@ -14,6 +14,8 @@
 #include <ctime>
 #include <memory>
 
+#include "certs/openssl_error.h"
+
 namespace placer::certs {
 namespace {
 
@@ -36,17 +38,10 @@ using NamesPtr = std::unique_ptr<GENERAL_NAMES, Deleter<GENERAL_NAMES_free>>;
 constexpr long kBackdateSeconds = std::chrono::seconds(kCertificateBackdate).count();
 constexpr int kMaxDays = 100 * 365;
 
-// The newest OpenSSL error, drained from the thread's queue.
+// "what: <the OpenSSL error>", or just `what` when the queue is empty.
 std::string opensslError(std::string_view what) {
-  unsigned long code = 0;
-  unsigned long last = 0;
-  while ((code = ERR_get_error()) != 0) last = code;
   std::string m(what);
-  if (last != 0) {
-    char buf[256];
-    ERR_error_string_n(last, buf, sizeof buf);
-    m.append(": ").append(buf);
-  }
+  if (std::string detail = takeOpensslError(""); !detail.empty()) m.append(": ").append(detail);
   return m;
 }
 
@@ -62,22 +57,24 @@ std::string bioString(BIO* bio) {
   return std::string(data, n > 0 ? static_cast<size_t>(n) : 0);
 }
 
-Result<X509Ptr> readCertificate(std::string_view pem) {
+// The first PEM block of `pem` read by `read` (PEM_read_bio_X509, ...);
+// errors begin with `what`.
+template <class Ptr, class Read>
+Result<Ptr> readPem(std::string_view pem, Read read, const std::string& what) {
   ERR_clear_error();
   BioPtr bio = memoryBio(pem);
-  if (!bio) return fail("certificate: out of memory");
-  X509Ptr cert(PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr));
-  if (!cert) return fail("certificate: not a PEM certificate");
-  return cert;
+  if (!bio) return fail(what + ": out of memory");
+  Ptr object(read(bio.get(), nullptr, nullptr, nullptr));
+  if (!object) return fail(what + ": not a PEM " + what);
+  return object;
+}
+
+Result<X509Ptr> readCertificate(std::string_view pem) {
+  return readPem<X509Ptr>(pem, PEM_read_bio_X509, "certificate");
 }
 
 Result<KeyPtr> readPrivateKey(std::string_view pem) {
-  ERR_clear_error();
-  BioPtr bio = memoryBio(pem);
-  if (!bio) return fail("private key: out of memory");
-  KeyPtr key(PEM_read_bio_PrivateKey(bio.get(), nullptr, nullptr, nullptr));
-  if (!key) return fail("private key: not a PEM private key");
-  return key;
+  return readPem<KeyPtr>(pem, PEM_read_bio_PrivateKey, "private key");
 }
 
 Result<KeyPtr> generateKey(KeyType type) {

@@ -151,6 +151,18 @@ uint32_t verdictOf(NodeResults& r, const Status& status, std::string_view plugin
   return static_cast<uint32_t>(r.rejections.size());
 }
 
+// The node-by-node filters that run, in profile order with their index
+// there: those whose PreFilter did not skip.
+void chooseNodeByNodeFilters(const Profile& profile, const Engine::Groups& groups,
+                             const std::vector<std::string_view>& skipped, NodeResults& r) {
+  const auto& filters = profile.filterPlugins();
+  for (size_t i = 0; i < filters.size(); ++i) {
+    if (!groups.filter[i] || hasName(filters[i]->name(), skipped)) continue;
+    r.filters.push_back(filters[i]);
+    r.filterIndex.push_back(static_cast<uint16_t>(i));
+  }
+}
+
 // PreFilter of the node-by-node plugins of a cache entry (once per
 // generation), or of a decision's NodeResults: the filters to run. False when
 // one rejected the pod or failed: such results cannot be kept (the caller
@@ -166,12 +178,7 @@ bool prepareNodeByNode(const Profile& profile, const Engine::Groups& groups, Nod
     if (!status.isSkip()) return false;
     skipped.push_back(preFilters[i]->name());
   }
-  const auto& filters = profile.filterPlugins();
-  for (size_t i = 0; i < filters.size(); ++i) {
-    if (!groups.filter[i] || hasName(filters[i]->name(), skipped)) continue;
-    r.filters.push_back(filters[i]);
-    r.filterIndex.push_back(static_cast<uint16_t>(i));
-  }
+  chooseNodeByNodeFilters(profile, groups, skipped, r);
   return true;
 }
 
@@ -465,11 +472,7 @@ Decision decide(const Profile& profile, const Engine::Groups& groups, const Pod&
 
   const auto& filters = profile.filterPlugins();
   if (!cached) {
-    for (size_t i = 0; i < filters.size(); ++i) {
-      if (!groups.filter[i] || hasName(filters[i]->name(), skippedFilters)) continue;
-      r.filters.push_back(filters[i]);
-      r.filterIndex.push_back(static_cast<uint16_t>(i));
-    }
+    chooseNodeByNodeFilters(profile, groups, skippedFilters, r);
     r.verdicts.resize(count);
   }
   // The late filters, in profile order, with their index there.

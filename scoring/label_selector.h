@@ -24,6 +24,26 @@
 
 namespace placer {
 
+// labels.Requirement.Matches for the set-based operators, which label and
+// node selectors share: `value` is the object's value of the requirement's
+// key (anything comparable to a string_view through *), null when it has no
+// such label. Gt and Lt (node selectors only) are the caller's: false here.
+template <class V>
+bool matchesSetRequirement(SelectorOperator op, const std::vector<std::string>& values, const V* value) {
+  auto listed = [&] {
+    for (const std::string& v : values)
+      if (std::string_view(v) == std::string_view(*value)) return true;
+    return false;
+  };
+  switch (op) {
+    case SelectorOperator::In: return value != nullptr && listed();
+    case SelectorOperator::NotIn: return value == nullptr || !listed();
+    case SelectorOperator::Exists: return value != nullptr;
+    case SelectorOperator::DoesNotExist: return value == nullptr;
+    default: return false;
+  }
+}
+
 class CompiledSelector {
  public:
   struct Requirement {
@@ -61,25 +81,8 @@ class CompiledSelector {
   template <class Lookup>
   bool matchesWith(Lookup&& label) const {
     if (nothing_) return false;
-    for (const Requirement& r : requirements_) {
-      const auto* value = label(std::string_view(r.key));
-      switch (r.op) {
-        case SelectorOperator::In:
-          if (value == nullptr || !hasValue(r, *value)) return false;
-          break;
-        case SelectorOperator::NotIn:
-          if (value != nullptr && hasValue(r, *value)) return false;
-          break;
-        case SelectorOperator::Exists:
-          if (value == nullptr) return false;
-          break;
-        case SelectorOperator::DoesNotExist:
-          if (value != nullptr) return false;
-          break;
-        default:
-          return false;
-      }
-    }
+    for (const Requirement& r : requirements_)
+      if (!matchesSetRequirement(r.op, r.values, label(std::string_view(r.key)))) return false;
     return true;
   }
 
@@ -89,12 +92,6 @@ class CompiledSelector {
   bool operator==(const CompiledSelector&) const = default;
 
  private:
-  template <class V>
-  static bool hasValue(const Requirement& r, const V& value) {
-    for (const std::string& v : r.values)
-      if (std::string_view(v) == std::string_view(value)) return true;
-    return false;
-  }
   void sortRequirements();
 
   bool nothing_ = true;

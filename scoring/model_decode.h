@@ -209,20 +209,56 @@ Result<std::optional<V>> arrayMember(const V& object, std::string_view key, cons
   return v;
 }
 
-template <class V>
-Outcome readStringList(const V& object, std::string_view key, const Path& path, std::vector<std::string>& out) {
+struct IgnoreCount {
+  void operator()(size_t) const {}
+};
+
+// The walk over an array member every list decoder takes: `each(item, path)`
+// on the elements of `object`'s member `key` in order, each with its path
+// ("key[i]"); the first error ends the walk. An absent or null member has no
+// elements. `count(n)` hears the number of elements first (to reserve).
+template <class V, class Each, class Count = IgnoreCount>
+Outcome forEachElement(const V& object, std::string_view key, const Path& path, Each each, Count count = {}) {
   auto arr = arrayMember(object, key, path);
   if (!arr) return arr.error();
   if (!*arr) return {};
+  count((*arr)->size());
   const Path here = path.child(key);
-  out.reserve((*arr)->size());
   size_t i = 0;
-  for (const V& v : (*arr)->elements()) {
-    if (v.kind() != JsonKind::String) return typeError(here.at(i), "a string", v);
-    out.emplace_back(v.string());
-    ++i;
-  }
+  for (const V& item : (*arr)->elements())
+    if (Outcome o = each(item, here.at(i++)); !o) return o;
   return {};
+}
+
+// The same over a list of objects: an element that is not one is an error.
+template <class V, class Each, class Count = IgnoreCount>
+Outcome forEachObject(const V& object, std::string_view key, const Path& path, Each each, Count count = {}) {
+  return forEachElement(
+      object, key, path,
+      [&](const V& item, const Path& p) -> Outcome {
+        if (item.kind() != JsonKind::Object) return typeError(p, "an object", item);
+        return each(item, p);
+      },
+      count);
+}
+
+// Reserves room in `out` for the elements of a list.
+template <class T>
+auto reserveIn(std::vector<T>& out) {
+  return [&out](size_t n) { out.reserve(n); };
+}
+
+template <class V>
+Outcome readStringList(const V& object, std::string_view key, const Path& path,
+                       std::vector<std::string>& out) {
+  return forEachElement(
+      object, key, path,
+      [&](const V& v, const Path& p) -> Outcome {
+        if (v.kind() != JsonKind::String) return typeError(p, "a string", v);
+        out.emplace_back(v.string());
+        return {};
+      },
+      reserveIn(out));
 }
 
 // map[string]string, sorted by key.
@@ -314,31 +350,27 @@ inline Result<SelectorOperator> selectorOperator(const std::string& op, const Pa
 template <class V>
 Outcome readRequirements(const V& object, std::string_view key, const Path& path, bool nodeSelector,
                          std::vector<SelectorRequirement>& out) {
-  auto arr = arrayMember(object, key, path);
-  if (!arr) return arr.error();
-  if (!*arr) return {};
-  const Path here = path.child(key);
-  out.reserve((*arr)->size());
-  size_t i = 0;
-  for (const V& item : (*arr)->elements()) {
-    const Path p = here.at(i++);
-    if (item.kind() != JsonKind::Object) return typeError(p, "an object", item);
-    SelectorRequirement r;
-    if (auto o = readString(item, "key", p, r.key); !o) return o;
-    std::string op;
-    if (auto o = readString(item, "operator", p, op); !o) return o;
-    auto parsed = selectorOperator(op, p.child("operator"), nodeSelector);
-    if (parsed) {
-      r.op = *parsed;
-    } else if (nodeSelector) {
-      return parsed.error();
-    } else {
-      r.unknownOperator = op.empty() ? std::string("\"\"") : op;  // reported when the selector is compiled
-    }
-    if (auto o = readStringList(item, "values", p, r.values); !o) return o;
-    out.push_back(std::move(r));
-  }
-  return {};
+  return forEachObject(
+      object, key, path,
+      [&](const V& item, const Path& p) -> Outcome {
+        SelectorRequirement r;
+        if (auto o = readString(item, "key", p, r.key); !o) return o;
+        std::string op;
+        if (auto o = readString(item, "operator", p, op); !o) return o;
+        auto parsed = selectorOperator(op, p.child("operator"), nodeSelector);
+        if (parsed) {
+          r.op = *parsed;
+        } else if (nodeSelector) {
+          return parsed.error();
+        } else {
+          r.unknownOperator =
+              op.empty() ? std::string("\"\"") : op;  // reported when the selector is compiled
+        }
+        if (auto o = readStringList(item, "values", p, r.values); !o) return o;
+        out.push_back(std::move(r));
+        return {};
+      },
+      reserveIn(out));
 }
 
 template <class V>
@@ -373,63 +405,53 @@ inline Result<TaintEffect> taintEffect(const std::string& effect, const Path& pa
 
 template <class V>
 Outcome readTaints(const V& spec, const Path& path, std::vector<Taint>& out) {
-  auto arr = arrayMember(spec, "taints", path);
-  if (!arr) return arr.error();
-  if (!*arr) return {};
-  const Path here = path.child("taints");
-  out.reserve((*arr)->size());
-  size_t i = 0;
-  for (const V& item : (*arr)->elements()) {
-    const Path p = here.at(i++);
-    if (item.kind() != JsonKind::Object) return typeError(p, "an object", item);
-    Taint t;
-    std::string effect;
-    if (auto o = readString(item, "key", p, t.key); !o) return o;
-    if (auto o = readString(item, "value", p, t.value); !o) return o;
-    if (auto o = readString(item, "effect", p, effect); !o) return o;
-    auto e = taintEffect(effect, p.child("effect"), false);
-    if (!e) return e.error();
-    t.effect = *e;
-    out.push_back(std::move(t));
-  }
-  return {};
+  return forEachObject(
+      spec, "taints", path,
+      [&](const V& item, const Path& p) -> Outcome {
+        Taint t;
+        std::string effect;
+        if (auto o = readString(item, "key", p, t.key); !o) return o;
+        if (auto o = readString(item, "value", p, t.value); !o) return o;
+        if (auto o = readString(item, "effect", p, effect); !o) return o;
+        auto e = taintEffect(effect, p.child("effect"), false);
+        if (!e) return e.error();
+        t.effect = *e;
+        out.push_back(std::move(t));
+        return {};
+      },
+      reserveIn(out));
 }
 
 template <class V>
 Outcome readTolerations(const V& spec, const Path& path, std::vector<Toleration>& out) {
-  auto arr = arrayMember(spec, "tolerations", path);
-  if (!arr) return arr.error();
-  if (!*arr) return {};
-  const Path here = path.child("tolerations");
-  out.reserve((*arr)->size());
-  size_t i = 0;
-  for (const V& item : (*arr)->elements()) {
-    const Path p = here.at(i++);
-    if (item.kind() != JsonKind::Object) return typeError(p, "an object", item);
-    Toleration t;
-    std::string op, effect;
-    if (auto o = readString(item, "key", p, t.key); !o) return o;
-    if (auto o = readString(item, "operator", p, op); !o) return o;
-    if (auto o = readString(item, "value", p, t.value); !o) return o;
-    if (auto o = readString(item, "effect", p, effect); !o) return o;
-    if (op.empty() || op == "Equal") {
-      t.op = TolerationOperator::Equal;
-    } else if (op == "Exists") {
-      t.op = TolerationOperator::Exists;
-    } else {
-      return errorAt(p.child("operator"), "unknown toleration operator \"" + op + "\"");
-    }
-    auto e = taintEffect(effect, p.child("effect"), true);
-    if (!e) return e.error();
-    t.effect = *e;
-    if (auto seconds = item.member("tolerationSeconds")) {
-      int64_t s = 0;
-      if (auto o = toInt64(*seconds, p.child("tolerationSeconds"), s); !o) return o;
-      t.tolerationSeconds = s;
-    }
-    out.push_back(std::move(t));
-  }
-  return {};
+  return forEachObject(
+      spec, "tolerations", path,
+      [&](const V& item, const Path& p) -> Outcome {
+        Toleration t;
+        std::string op, effect;
+        if (auto o = readString(item, "key", p, t.key); !o) return o;
+        if (auto o = readString(item, "operator", p, op); !o) return o;
+        if (auto o = readString(item, "value", p, t.value); !o) return o;
+        if (auto o = readString(item, "effect", p, effect); !o) return o;
+        if (op.empty() || op == "Equal") {
+          t.op = TolerationOperator::Equal;
+        } else if (op == "Exists") {
+          t.op = TolerationOperator::Exists;
+        } else {
+          return errorAt(p.child("operator"), "unknown toleration operator \"" + op + "\"");
+        }
+        auto e = taintEffect(effect, p.child("effect"), true);
+        if (!e) return e.error();
+        t.effect = *e;
+        if (auto seconds = item.member("tolerationSeconds")) {
+          int64_t s = 0;
+          if (auto o = toInt64(*seconds, p.child("tolerationSeconds"), s); !o) return o;
+          t.tolerationSeconds = s;
+        }
+        out.push_back(std::move(t));
+        return {};
+      },
+      reserveIn(out));
 }
 
 // ---- affinity ----
@@ -448,38 +470,32 @@ Result<std::optional<NodeAffinity>> decodeNodeAffinity(const V& affinity, const 
   if (*required) {
     const Path rp = here.child("requiredDuringSchedulingIgnoredDuringExecution");
     NodeSelector selector;
-    auto terms = arrayMember(**required, "nodeSelectorTerms", rp);
-    if (!terms) return terms.error();
-    if (*terms) {
-      const Path tp = rp.child("nodeSelectorTerms");
-      size_t i = 0;
-      for (const V& item : (*terms)->elements()) {
-        auto term = decodeNodeSelectorTerm(item, tp.at(i++));
-        if (!term) return term.error();
-        selector.terms.push_back(std::move(*term));
-      }
-    }
+    if (auto o = forEachElement(**required, "nodeSelectorTerms", rp,
+                                [&](const V& item, const Path& p) -> Outcome {
+                                  auto term = decodeNodeSelectorTerm(item, p);
+                                  if (!term) return term.error();
+                                  selector.terms.push_back(std::move(*term));
+                                  return {};
+                                });
+        !o)
+      return o.error();
     result.required = std::move(selector);
   }
 
-  auto preferred = arrayMember(na, "preferredDuringSchedulingIgnoredDuringExecution", here);
-  if (!preferred) return preferred.error();
-  if (*preferred) {
-    const Path pp = here.child("preferredDuringSchedulingIgnoredDuringExecution");
-    size_t i = 0;
-    for (const V& item : (*preferred)->elements()) {
-      const Path p = pp.at(i++);
-      if (item.kind() != JsonKind::Object) return typeError(p, "an object", item);
-      PreferredSchedulingTerm term;
-      if (auto o = readInt32(item, "weight", p, term.weight); !o) return o.error();
-      if (auto pref = item.member("preference")) {
-        auto decoded = decodeNodeSelectorTerm(*pref, p.child("preference"));
-        if (!decoded) return decoded.error();
-        term.preference = std::move(*decoded);
-      }
-      result.preferred.push_back(std::move(term));
-    }
-  }
+  if (auto o = forEachObject(na, "preferredDuringSchedulingIgnoredDuringExecution", here,
+                             [&](const V& item, const Path& p) -> Outcome {
+                               PreferredSchedulingTerm term;
+                               if (auto o = readInt32(item, "weight", p, term.weight); !o) return o;
+                               if (auto pref = item.member("preference")) {
+                                 auto decoded = decodeNodeSelectorTerm(*pref, p.child("preference"));
+                                 if (!decoded) return decoded.error();
+                                 term.preference = std::move(*decoded);
+                               }
+                               result.preferred.push_back(std::move(term));
+                               return {};
+                             });
+      !o)
+    return o.error();
   return std::optional<NodeAffinity>(std::move(result));
 }
 
@@ -509,45 +525,36 @@ Result<std::optional<PodAffinityRules>> decodePodAffinityRules(const V& affinity
   const Path here = path.child(key);
   PodAffinityRules rules;
 
-  auto required = arrayMember(**obj, "requiredDuringSchedulingIgnoredDuringExecution", here);
-  if (!required) return required.error();
-  if (*required) {
-    const Path rp = here.child("requiredDuringSchedulingIgnoredDuringExecution");
-    size_t i = 0;
-    for (const V& item : (*required)->elements()) {
-      auto term = decodePodAffinityTerm(item, rp.at(i++));
-      if (!term) return term.error();
-      rules.required.push_back(std::move(*term));
-    }
-  }
-  auto preferred = arrayMember(**obj, "preferredDuringSchedulingIgnoredDuringExecution", here);
-  if (!preferred) return preferred.error();
-  if (*preferred) {
-    const Path pp = here.child("preferredDuringSchedulingIgnoredDuringExecution");
-    size_t i = 0;
-    for (const V& item : (*preferred)->elements()) {
-      const Path p = pp.at(i++);
-      if (item.kind() != JsonKind::Object) return typeError(p, "an object", item);
-      WeightedPodAffinityTerm weighted;
-      if (auto o = readInt32(item, "weight", p, weighted.weight); !o) return o.error();
-      if (auto t = item.member("podAffinityTerm")) {
-        auto term = decodePodAffinityTerm(*t, p.child("podAffinityTerm"));
-        if (!term) return term.error();
-        weighted.term = std::move(*term);
-      }
-      rules.preferred.push_back(std::move(weighted));
-    }
-  }
+  if (auto o = forEachElement(**obj, "requiredDuringSchedulingIgnoredDuringExecution", here,
+                              [&](const V& item, const Path& p) -> Outcome {
+                                auto term = decodePodAffinityTerm(item, p);
+                                if (!term) return term.error();
+                                rules.required.push_back(std::move(*term));
+                                return {};
+                              });
+      !o)
+    return o.error();
+  if (auto o = forEachObject(**obj, "preferredDuringSchedulingIgnoredDuringExecution", here,
+                             [&](const V& item, const Path& p) -> Outcome {
+                               WeightedPodAffinityTerm weighted;
+                               if (auto o = readInt32(item, "weight", p, weighted.weight); !o) return o;
+                               if (auto t = item.member("podAffinityTerm")) {
+                                 auto term = decodePodAffinityTerm(*t, p.child("podAffinityTerm"));
+                                 if (!term) return term.error();
+                                 weighted.term = std::move(*term);
+                               }
+                               rules.preferred.push_back(std::move(weighted));
+                               return {};
+                             });
+      !o)
+    return o.error();
   return std::optional<PodAffinityRules>(std::move(rules));
 }
 
-// A list of v1.TopologySpreadConstraint; `array` must be an array.
+// spec.topologySpreadConstraints: a list of v1.TopologySpreadConstraint.
 template <class V>
-Outcome readTopologySpreadArray(const V& array, const Path& here, std::vector<TopologySpreadConstraint>& out) {
-  size_t i = 0;
-  for (const V& item : array.elements()) {
-    const Path p = here.at(i++);
-    if (item.kind() != JsonKind::Object) return typeError(p, "an object", item);
+Outcome readTopologySpread(const V& spec, const Path& path, std::vector<TopologySpreadConstraint>& out) {
+  return forEachObject(spec, "topologySpreadConstraints", path, [&](const V& item, const Path& p) -> Outcome {
     TopologySpreadConstraint c;
     if (auto o = readInt32(item, "maxSkew", p, c.maxSkew); !o) return o;
     if (auto o = readString(item, "topologyKey", p, c.topologyKey); !o) return o;
@@ -574,16 +581,8 @@ Outcome readTopologySpreadArray(const V& array, const Path& here, std::vector<To
       }
     }
     out.push_back(std::move(c));
-  }
-  return {};
-}
-
-template <class V>
-Outcome readTopologySpread(const V& spec, const Path& path, std::vector<TopologySpreadConstraint>& out) {
-  auto arr = arrayMember(spec, "topologySpreadConstraints", path);
-  if (!arr) return arr.error();
-  if (!*arr) return {};
-  return readTopologySpreadArray(**arr, path.child("topologySpreadConstraints"), out);
+    return {};
+  });
 }
 
 // ---- containers ----
@@ -591,56 +590,50 @@ Outcome readTopologySpread(const V& spec, const Path& path, std::vector<Topology
 template <class V>
 Outcome readContainers(const V& spec, std::string_view key, const Path& path, bool init,
                        std::vector<Container>& out) {
-  auto arr = arrayMember(spec, key, path);
-  if (!arr) return arr.error();
-  if (!*arr) return {};
-  const Path here = path.child(key);
-  out.reserve((*arr)->size());
-  size_t i = 0;
-  for (const V& item : (*arr)->elements()) {
-    const Path p = here.at(i++);
-    if (item.kind() != JsonKind::Object) return typeError(p, "an object", item);
-    Container c;
-    if (auto o = readString(item, "name", p, c.name); !o) return o;
-    if (auto o = readString(item, "image", p, c.image); !o) return o;
+  return forEachObject(
+      spec, key, path,
+      [&](const V& item, const Path& p) -> Outcome {
+        Container c;
+        if (auto o = readString(item, "name", p, c.name); !o) return o;
+        if (auto o = readString(item, "image", p, c.image); !o) return o;
 
-    auto resources = objectMember(item, "resources", p);
-    if (!resources) return resources.error();
-    if (*resources) {
-      ResourceListPresence presence;
-      if (auto o = readResourceList(**resources, "requests", p.child("resources"), c.requests, &presence); !o)
-        return o;
-      c.hasCpuRequest = presence.cpu;
-      c.hasMemoryRequest = presence.memory;
-    }
+        auto resources = objectMember(item, "resources", p);
+        if (!resources) return resources.error();
+        if (*resources) {
+          ResourceListPresence presence;
+          if (auto o = readResourceList(**resources, "requests", p.child("resources"), c.requests, &presence);
+              !o)
+            return o;
+          c.hasCpuRequest = presence.cpu;
+          c.hasMemoryRequest = presence.memory;
+        }
 
-    auto ports = arrayMember(item, "ports", p);
-    if (!ports) return ports.error();
-    if (*ports) {
-      const Path pp = p.child("ports");
-      size_t j = 0;
-      for (const V& port : (*ports)->elements()) {
-        const Path portPath = pp.at(j++);
-        if (port.kind() != JsonKind::Object) return typeError(portPath, "an object", port);
-        HostPort hp;
-        if (auto o = readInt32(port, "hostPort", portPath, hp.port); !o) return o;
-        if (auto o = readString(port, "hostIP", portPath, hp.ip); !o) return o;
-        if (auto o = readString(port, "protocol", portPath, hp.protocol); !o) return o;
-        if (hp.port <= 0) continue;
-        if (hp.ip.empty()) hp.ip = "0.0.0.0";
-        if (hp.protocol.empty()) hp.protocol = "TCP";
-        c.hostPorts.push_back(std::move(hp));
-      }
-    }
+        if (auto o = forEachObject(item, "ports", p,
+                                   [&](const V& port, const Path& portPath) -> Outcome {
+                                     HostPort hp;
+                                     if (auto o = readInt32(port, "hostPort", portPath, hp.port); !o)
+                                       return o;
+                                     if (auto o = readString(port, "hostIP", portPath, hp.ip); !o) return o;
+                                     if (auto o = readString(port, "protocol", portPath, hp.protocol); !o)
+                                       return o;
+                                     if (hp.port <= 0) return {};
+                                     if (hp.ip.empty()) hp.ip = "0.0.0.0";
+                                     if (hp.protocol.empty()) hp.protocol = "TCP";
+                                     c.hostPorts.push_back(std::move(hp));
+                                     return {};
+                                   });
+            !o)
+          return o;
 
-    if (init) {
-      std::string restartPolicy;
-      if (auto o = readString(item, "restartPolicy", p, restartPolicy); !o) return o;
-      c.restartableInit = restartPolicy == "Always";
-    }
-    out.push_back(std::move(c));
-  }
-  return {};
+        if (init) {
+          std::string restartPolicy;
+          if (auto o = readString(item, "restartPolicy", p, restartPolicy); !o) return o;
+          c.restartableInit = restartPolicy == "Always";
+        }
+        out.push_back(std::move(c));
+        return {};
+      },
+      reserveIn(out));
 }
 
 template <class V>
@@ -664,18 +657,11 @@ Outcome readPodLevelRequests(const V& spec, const Path& path, Pod& pod) {
 
 template <class V>
 Outcome readVolumes(const V& spec, const Path& path, Pod& pod) {
-  auto arr = arrayMember(spec, "volumes", path);
-  if (!arr) return arr.error();
-  if (!*arr) return {};
-  const Path here = path.child("volumes");
-  size_t i = 0;
-  for (const V& item : (*arr)->elements()) {
-    const Path p = here.at(i++);
-    if (item.kind() != JsonKind::Object) return typeError(p, "an object", item);
+  return forEachObject(spec, "volumes", path, [&](const V& item, const Path&) -> Outcome {
     if (item.member("persistentVolumeClaim")) pod.hasPvcVolume = true;
     if (item.member("ephemeral")) pod.hasEphemeralVolume = true;
-  }
-  return {};
+    return {};
+  });
 }
 
 // ---- in-place resize status ----
@@ -683,23 +669,18 @@ Outcome readVolumes(const V& spec, const Path& path, Pod& pod) {
 // IsPodResizeInfeasible: the first PodResizePending condition decides.
 template <class V>
 Outcome readResizeInfeasible(const V& status, const Path& path, Pod& pod) {
-  auto conditions = arrayMember(status, "conditions", path);
-  if (!conditions) return conditions.error();
-  if (!*conditions) return {};
-  const Path cp = path.child("conditions");
-  size_t i = 0;
-  for (const V& item : (*conditions)->elements()) {
-    const Path p = cp.at(i++);
-    if (item.kind() != JsonKind::Object) return typeError(p, "an object", item);
+  bool decided = false;
+  return forEachObject(status, "conditions", path, [&](const V& item, const Path& p) -> Outcome {
+    if (decided) return {};
     std::string type;
     if (auto o = readString(item, "type", p, type); !o) return o;
-    if (type != "PodResizePending") continue;
+    if (type != "PodResizePending") return {};
     std::string reason;
     if (auto o = readString(item, "reason", p, reason); !o) return o;
     pod.resizeInfeasible = reason == "Infeasible";
+    decided = true;
     return {};
-  }
-  return {};
+  });
 }
 
 struct ContainerStatusRequests {
@@ -724,25 +705,19 @@ Outcome readStatusRequests(const V& object, std::string_view key, const Path& pa
 template <class V>
 Outcome readContainerStatuses(const V& status, std::string_view key, const Path& path,
                               std::vector<ContainerStatusRequests>& out) {
-  auto arr = arrayMember(status, key, path);
-  if (!arr) return arr.error();
-  if (!*arr) return {};
-  const Path here = path.child(key);
-  size_t i = 0;
-  for (const V& item : (*arr)->elements()) {
-    const Path p = here.at(i++);
-    if (item.kind() != JsonKind::Object) return typeError(p, "an object", item);
+  return forEachObject(status, key, path, [&](const V& item, const Path& p) -> Outcome {
     ContainerStatusRequests cs;
     if (auto o = readString(item, "name", p, cs.name); !o) return o;
     if (auto o = readStatusRequests(item, "allocatedResources", p, cs.allocated); !o) return o;
     auto resources = objectMember(item, "resources", p);
     if (!resources) return resources.error();
     if (*resources) {
-      if (auto o = readStatusRequests(**resources, "requests", p.child("resources"), cs.actuated); !o) return o;
+      if (auto o = readStatusRequests(**resources, "requests", p.child("resources"), cs.actuated); !o)
+        return o;
     }
     if (cs.allocated || cs.actuated) out.push_back(std::move(cs));
-  }
-  return {};
+    return {};
+  });
 }
 
 // Attaches each container's allocated / actuated requests; a container's
@@ -792,26 +767,22 @@ Result<Pod> decodePodAs(const V& object) {
     if (auto o = readStringMap(m, "labels", mp, pod.labels); !o) return o.error();
     if (auto o = readStringMap(m, "annotations", mp, pod.annotations); !o) return o.error();
     if (auto deletion = m.member("deletionTimestamp")) {
-      if (deletion->kind() != JsonKind::String) return typeError(mp.child("deletionTimestamp"), "a string", *deletion);
+      if (deletion->kind() != JsonKind::String)
+        return typeError(mp.child("deletionTimestamp"), "a string", *deletion);
       pod.terminating = true;
     }
-    auto owners = arrayMember(m, "ownerReferences", mp);
-    if (!owners) return owners.error();
-    if (*owners) {
-      const Path op = mp.child("ownerReferences");
-      size_t i = 0;
-      for (const V& ref : (*owners)->elements()) {
-        const Path p = op.at(i++);
-        if (ref.kind() != JsonKind::Object) return typeError(p, "an object", ref);
-        bool controller = false;
-        if (auto o = readBool(ref, "controller", p, controller); !o) return o.error();
-        if (controller && pod.ownerKind.empty()) {
-          if (auto o = readString(ref, "kind", p, pod.ownerKind); !o) return o.error();
-          if (auto o = readString(ref, "apiVersion", p, pod.ownerApiVersion); !o) return o.error();
-          if (auto o = readString(ref, "name", p, pod.ownerName); !o) return o.error();
-        }
-      }
-    }
+    if (auto o = forEachObject(m, "ownerReferences", mp,
+                               [&](const V& ref, const Path& p) -> Outcome {
+                                 bool controller = false;
+                                 if (auto o = readBool(ref, "controller", p, controller); !o) return o;
+                                 if (!controller || !pod.ownerKind.empty()) return {};
+                                 if (auto o = readString(ref, "kind", p, pod.ownerKind); !o) return o;
+                                 if (auto o = readString(ref, "apiVersion", p, pod.ownerApiVersion); !o)
+                                   return o;
+                                 return readString(ref, "name", p, pod.ownerName);
+                               });
+        !o)
+      return o.error();
   }
 
   auto spec = objectMember(object, "spec", root);
@@ -899,22 +870,19 @@ Result<Node> decodeNodeAs(const V& object) {
     const V& st = **status;
     const Path stp = root.child("status");
     if (auto o = readResourceList(st, "allocatable", stp, node.allocatable); !o) return o.error();
-    auto images = arrayMember(st, "images", stp);
-    if (!images) return images.error();
-    if (*images) {
-      const Path ip = stp.child("images");
-      node.images.reserve((*images)->size());
-      size_t i = 0;
-      for (const V& item : (*images)->elements()) {
-        const Path p = ip.at(i++);
-        if (item.kind() != JsonKind::Object) return typeError(p, "an object", item);
-        NodeImage image;
-        if (auto o = readStringList(item, "names", p, image.names); !o) return o.error();
-        for (std::string& name : image.names) name = normalizedImageName(name);
-        if (auto o = readInt64(item, "sizeBytes", p, image.sizeBytes); !o) return o.error();
-        node.images.push_back(std::move(image));
-      }
-    }
+    if (auto o = forEachObject(
+            st, "images", stp,
+            [&](const V& item, const Path& p) -> Outcome {
+              NodeImage image;
+              if (auto o = readStringList(item, "names", p, image.names); !o) return o;
+              for (std::string& name : image.names) name = normalizedImageName(name);
+              if (auto o = readInt64(item, "sizeBytes", p, image.sizeBytes); !o) return o;
+              node.images.push_back(std::move(image));
+              return {};
+            },
+            reserveIn(node.images));
+        !o)
+      return o.error();
   }
   return node;
 }

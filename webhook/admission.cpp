@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "scoring/base64.h"
 #include "scoring/json_value.h"
 #include "scoring/placement.h"
 #include "webhook/json_text.h"
@@ -236,35 +237,6 @@ std::string escapeJsonPointer(std::string_view token) {
     } else {
       out += c;
     }
-  }
-  return out;
-}
-
-std::string base64Encode(std::string_view bytes) {
-  static constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  out.reserve((bytes.size() + 2) / 3 * 4);
-  size_t i = 0;
-  auto byte = [&](size_t k) { return static_cast<uint32_t>(static_cast<unsigned char>(bytes[k])); };
-  for (; i + 3 <= bytes.size(); i += 3) {
-    uint32_t n = (byte(i) << 16) | (byte(i + 1) << 8) | byte(i + 2);
-    out += kAlphabet[(n >> 18) & 63];
-    out += kAlphabet[(n >> 12) & 63];
-    out += kAlphabet[(n >> 6) & 63];
-    out += kAlphabet[n & 63];
-  }
-  size_t rest = bytes.size() - i;
-  if (rest == 1) {
-    uint32_t n = byte(i) << 16;
-    out += kAlphabet[(n >> 18) & 63];
-    out += kAlphabet[(n >> 12) & 63];
-    out += "==";
-  } else if (rest == 2) {
-    uint32_t n = (byte(i) << 16) | (byte(i + 1) << 8);
-    out += kAlphabet[(n >> 18) & 63];
-    out += kAlphabet[(n >> 12) & 63];
-    out += kAlphabet[(n >> 6) & 63];
-    out += '=';
   }
   return out;
 }

@@ -92,6 +92,5 @@ AdmissionAnswer shedAdmission(std::string_view body);
 
 // JSON-pointer escaping of one reference token (RFC 6901): "~" -> "~0", "/" -> "~1".
 std::string escapeJsonPointer(std::string_view token);
-std::string base64Encode(std::string_view bytes);
 
 }  // namespace placer

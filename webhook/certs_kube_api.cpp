@@ -1,12 +1,11 @@
 #include "webhook/certs_kube_api.h"
 
-#include <openssl/evp.h>
-
 #include <mutex>
 #include <sstream>
 
 #include <Poco/Net/HTTPRequest.h>
 
+#include "scoring/base64.h"
 #include "webhook/kube/api_client.h"
 
 namespace placer::certs {
@@ -123,6 +122,13 @@ Result<std::unique_ptr<CertificateApi>> KubeCertificateApi::create(const kube::K
   return std::unique_ptr<CertificateApi>(new KubeCertificateApi(std::move(*client)));
 }
 
+// A []byte field's bytes; the error names the field.
+Result<std::string> base64Field(std::string_view field, std::string_view text) {
+  auto decoded = base64Decode(text);
+  if (!decoded) return fieldError(field, "invalid base64");
+  return decoded;
+}
+
 const json* member(const json& object, const char* key) {
   if (!object.is_object()) return nullptr;
   auto it = object.find(key);
@@ -130,26 +136,6 @@ const json* member(const json& object, const char* key) {
 }
 
 }  // namespace
-
-std::string base64Encode(std::string_view bytes) {
-  std::string out(4 * ((bytes.size() + 2) / 3), '\0');
-  int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()),
-                          reinterpret_cast<const unsigned char*>(bytes.data()), static_cast<int>(bytes.size()));
-  out.resize(static_cast<size_t>(std::max(n, 0)));
-  return out;
-}
-
-Result<std::string> base64Decode(std::string_view field, std::string_view text) {
-  if (text.size() % 4 != 0) return fieldError(field, "invalid base64");
-  if (text.empty()) return std::string();
-  std::string out(3 * text.size() / 4, '\0');
-  int n = EVP_DecodeBlock(reinterpret_cast<unsigned char*>(out.data()),
-                          reinterpret_cast<const unsigned char*>(text.data()), static_cast<int>(text.size()));
-  if (n < 0) return fieldError(field, "invalid base64");
-  size_t padding = text.back() == '=' ? (text[text.size() - 2] == '=' ? 2 : 1) : 0;
-  out.resize(static_cast<size_t>(n) - padding);
-  return out;
-}
 
 json encodeSecret(const std::string& ns, const std::string& name, const SecretData& data,
                   const std::string& resourceVersion) {
@@ -178,7 +164,7 @@ Result<StoredSecret> decodeSecret(const json& secret) {
     if (!data->is_object()) return fieldError("data", "must be a mapping");
     for (const auto& [key, value] : data->items()) {
       if (!value.is_string()) return fieldError("data." + key, "must be a string");
-      auto decoded = base64Decode("data." + key, value.get<std::string>());
+      auto decoded = base64Field("data." + key, value.get<std::string>());
       if (!decoded) return decoded.error();
       out.data[key] = std::move(*decoded);
     }
@@ -205,7 +191,7 @@ Result<WebhookConfigurationState> decodeWebhookConfiguration(const json& config)
     if (const json* client = member(w, "clientConfig")) {
       if (const json* bundle = member(*client, "caBundle")) {
         if (!bundle->is_string()) return fieldError(path + ".clientConfig.caBundle", "must be a string");
-        auto decoded = base64Decode(path + ".clientConfig.caBundle", bundle->get<std::string>());
+        auto decoded = base64Field(path + ".clientConfig.caBundle", bundle->get<std::string>());
         // An undecodable bundle is one to restore, not a reason to stop.
         entry.caBundlePem = decoded ? std::move(*decoded) : std::string("<invalid base64>");
       }

@@ -40,7 +40,5 @@ Result<WebhookConfigurationState> decodeWebhookConfiguration(const nlohmann::jso
 nlohmann::json caBundlePatch(const std::vector<std::pair<size_t, std::string>>& indexedNames,
                              const std::string& caBundlePem);
 
-std::string base64Encode(std::string_view bytes);
-Result<std::string> base64Decode(std::string_view field, std::string_view text);
 
 }  // namespace placer::certs

@@ -37,6 +37,8 @@
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
 
+#include "certs/openssl_error.h"
+#include "scoring/base64.h"
 #include "scoring/config.h"
 #include "webhook/cli.h"
 #include "webhook/kube/api_client.h"
@@ -132,25 +134,6 @@ std::optional<std::string> selectorQuery(const json& selector) {
   return out;
 }
 
-std::string base64Decode(std::string_view text) {
-  static constexpr std::string_view kAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  uint32_t buffer = 0;
-  int bits = 0;
-  for (char c : text) {
-    if (c == '=' || c == '\n' || c == '\r') continue;
-    size_t v = kAlphabet.find(c);
-    if (v == std::string_view::npos) return {};
-    buffer = (buffer << 6) | uint32_t(v);
-    bits += 6;
-    if (bits >= 8) {
-      bits -= 8;
-      out += char((buffer >> bits) & 0xff);
-    }
-  }
-  return out;
-}
-
 std::string formatDate(std::chrono::system_clock::time_point t) {
   std::time_t secs = std::chrono::system_clock::to_time_t(t);
   std::tm tm{};
@@ -211,15 +194,6 @@ int connectWithTimeout(const std::string& host, uint16_t port, std::chrono::mill
   return fd;
 }
 
-std::string sslError() {
-  unsigned long code = ERR_get_error();
-  ERR_clear_error();
-  if (code == 0) return "connection closed during the handshake";
-  char buf[256];
-  ERR_error_string_n(code, buf, sizeof buf);
-  return buf;
-}
-
 Probe probeEndpoint(const std::string& host, uint16_t port, const std::string& caBundlePem, const std::string& serverName,
                     std::chrono::milliseconds timeout) {
   Probe probe;
@@ -245,7 +219,7 @@ Probe probeEndpoint(const std::string& host, uint16_t port, const std::string& c
   SSL_set_tlsext_host_name(ssl.get(), serverName.c_str());
   X509_VERIFY_PARAM_set1_host(SSL_get0_param(ssl.get()), serverName.c_str(), 0);
   if (SSL_connect(ssl.get()) != 1) {
-    probe.error = "TLS handshake failed: " + sslError();
+    probe.error = "TLS handshake failed: " + certs::takeOpensslError("connection closed during the handshake");
     close(fd);
     return probe;
   }
@@ -307,7 +281,8 @@ int check(Api& api, const std::string& webhookConfig) {
                                ns + "/" + svcName + ":" + std::to_string(svcPort) + str(ref, {"path"}) +
                                ", failurePolicy " + hook.value("failurePolicy", "Fail") + ", timeout " +
                                std::to_string(hook.value("timeoutSeconds", 10)) + "s");
-  const std::string caBundle = base64Decode(str(hook, {"clientConfig", "caBundle"}));
+  const auto decodedBundle = base64Decode(str(hook, {"clientConfig", "caBundle"}));
+  const std::string caBundle = decodedBundle ? *decodedBundle : std::string();
   if (caBundle.empty())
     report.line(Verdict::Fail, "webhook " + hookName + ": no caBundle (placer certs ensure or cert-manager fills it)");
 

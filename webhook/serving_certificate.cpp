@@ -8,6 +8,7 @@
 #include <openssl/pem.h>
 #include <openssl/x509.h>
 
+#include "certs/openssl_error.h"
 #include "webhook/log.h"
 
 namespace placer {
@@ -27,15 +28,6 @@ struct ServingCertificate::LoadedPair {
 };
 
 namespace {
-
-std::string opensslError() {
-  unsigned long code = ERR_get_error();
-  ERR_clear_error();
-  if (code == 0) return "no detail";
-  char buf[256];
-  ERR_error_string_n(code, buf, sizeof buf);
-  return buf;
-}
 
 Result<std::string> readFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -61,17 +53,17 @@ Result<std::shared_ptr<const ServingCertificate::LoadedPair>> parsePair(std::str
     }
     BIO_free(bio);
   }
-  if (!pair->leaf) return Error{"certificate: no PEM certificate (" + opensslError() + ")"};
+  if (!pair->leaf) return Error{"certificate: no PEM certificate (" + certs::takeOpensslError("no detail") + ")"};
   std::tm notAfter{};
   if (ASN1_TIME_to_tm(X509_get0_notAfter(pair->leaf), &notAfter) != 1)
-    return Error{"certificate: unreadable notAfter (" + opensslError() + ")"};
+    return Error{"certificate: unreadable notAfter (" + certs::takeOpensslError("no detail") + ")"};
   pair->notAfter = std::chrono::system_clock::from_time_t(timegm(&notAfter));
   {
     BIO* bio = BIO_new_mem_buf(keyPem.data(), int(keyPem.size()));
     pair->key = PEM_read_bio_PrivateKey(bio, nullptr, nullptr, nullptr);
     BIO_free(bio);
   }
-  if (!pair->key) return Error{"key: no PEM private key (" + opensslError() + ")"};
+  if (!pair->key) return Error{"key: no PEM private key (" + certs::takeOpensslError("no detail") + ")"};
   if (X509_check_private_key(pair->leaf, pair->key) != 1) {
     ERR_clear_error();
     return Error{"key: does not match the certificate"};

@@ -166,28 +166,14 @@ bool ParsedNodeSelectorTerm::matches(const Node& node) const {
   if (!errors_.empty() || empty_) return false;
   for (const LabelRequirement& r : labels_) {
     const std::string* value = findLabel(node.labels, r.key);
-    switch (r.op) {
-      case SelectorOperator::In:
-        if (value == nullptr || std::find(r.values.begin(), r.values.end(), *value) == r.values.end()) return false;
-        break;
-      case SelectorOperator::NotIn:
-        if (value != nullptr && std::find(r.values.begin(), r.values.end(), *value) != r.values.end()) return false;
-        break;
-      case SelectorOperator::Exists:
-        if (value == nullptr) return false;
-        break;
-      case SelectorOperator::DoesNotExist:
-        if (value != nullptr) return false;
-        break;
-      case SelectorOperator::Gt:
-      case SelectorOperator::Lt: {
-        if (value == nullptr) return false;
-        std::optional<int64_t> v = parseGoInt64(*value);
-        if (!v) return false;
-        if (r.op == SelectorOperator::Gt ? !(*v > r.bound) : !(*v < r.bound)) return false;
-        break;
-      }
+    if (r.op != SelectorOperator::Gt && r.op != SelectorOperator::Lt) {
+      if (!matchesSetRequirement(r.op, r.values, value)) return false;
+      continue;
     }
+    if (value == nullptr) return false;
+    std::optional<int64_t> v = parseGoInt64(*value);
+    if (!v) return false;
+    if (r.op == SelectorOperator::Gt ? !(*v > r.bound) : !(*v < r.bound)) return false;
   }
   return fieldsMatch(node);
 }

@@ -123,24 +123,31 @@ ResourceAllocation::Amounts ResourceAllocation::scalarAmounts(const Entry& e, co
   return {allocatable, wrapAdd(node.requested.scalar(e.name), podRequest)};
 }
 
-int64_t ResourceAllocation::leastAllocated(const NodeInfo& node, std::span<const int64_t> podRequests) const {
+namespace {
+
+// Upstream's resourceAllocationScorer for the strategies scored per resource:
+// `score(requested, allocatable)` of each scored resource, weighted and averaged.
+// `weight(i)` is the i-th resource's weight.
+template <class Score, class Weight>
+int64_t weightedScore(const ResourceAllocation& allocation, const NodeInfo& node, std::span<const int64_t> podRequests,
+                      Score score, Weight weight) {
   int64_t nodeScore = 0;
   int64_t weightSum = 0;
-  forEachScored(*this, node, podRequests, [&](size_t i, Amounts a) {
-    nodeScore = wrapAdd(nodeScore, wrapMul(leastRequestedScore(a.requested, a.allocatable), entries_[i].weight));
-    weightSum += entries_[i].weight;
+  forEachScored(allocation, node, podRequests, [&](size_t i, ResourceAllocation::Amounts a) {
+    nodeScore = wrapAdd(nodeScore, wrapMul(score(a.requested, a.allocatable), weight(i)));
+    weightSum += weight(i);
   });
   return weightedAverage(nodeScore, weightSum);
 }
 
+}  // namespace
+
+int64_t ResourceAllocation::leastAllocated(const NodeInfo& node, std::span<const int64_t> podRequests) const {
+  return weightedScore(*this, node, podRequests, leastRequestedScore, [&](size_t i) { return entries_[i].weight; });
+}
+
 int64_t ResourceAllocation::mostAllocated(const NodeInfo& node, std::span<const int64_t> podRequests) const {
-  int64_t nodeScore = 0;
-  int64_t weightSum = 0;
-  forEachScored(*this, node, podRequests, [&](size_t i, Amounts a) {
-    nodeScore = wrapAdd(nodeScore, wrapMul(mostRequestedScore(a.requested, a.allocatable), entries_[i].weight));
-    weightSum += entries_[i].weight;
-  });
-  return weightedAverage(nodeScore, weightSum);
+  return weightedScore(*this, node, podRequests, mostRequestedScore, [&](size_t i) { return entries_[i].weight; });
 }
 
 int64_t ResourceAllocation::requestedToCapacityRatio(std::span<const ShapePoint> shape, const NodeInfo& node,

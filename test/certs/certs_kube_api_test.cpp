@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "certs/cert_files.h"
+#include "scoring/base64.h"
 #include "test/certs/cert_test_support.h"
 #include "webhook/http_server.h"
 
@@ -203,7 +204,7 @@ TEST(CertsEnsureCommand, BootstrapsThenKeepsThenRestoresAnOverwrittenCaBundle) {
   auto stored = decodeSecret(api.secret());
   ASSERT_TRUE(stored.ok());
   const std::string bundle = stored->data.at("ca.crt");
-  auto injected = base64Decode("caBundle", api.webhookConfig()["webhooks"][0]["clientConfig"]["caBundle"].get<std::string>());
+  auto injected = base64Decode(api.webhookConfig()["webhooks"][0]["clientConfig"]["caBundle"].get<std::string>());
   ASSERT_TRUE(injected.ok());
   EXPECT_EQ(*injected, bundle);
   EXPECT_TRUE(verifyServingChain(stored->data.at("tls.crt"), *injected, "placer.placer-system.svc"));

@@ -79,7 +79,7 @@ void checkReviewAnswer(std::string_view body, const AdmissionAnswer& answer, boo
   }
   FUZZ_CHECK(response["patchType"] == "JSONPatch", answer.body);
   FUZZ_CHECK(response["patch"].is_string(), answer.body);
-  auto patchText = fakeapi::base64Decode(response["patch"].get<std::string>());
+  auto patchText = base64Decode(response["patch"].get<std::string>());
   FUZZ_CHECK(patchText.ok(), answer.body);
   auto patch = referenceJson(*patchText);
   FUZZ_CHECK(patch && patch->is_array() && !patch->empty(), *patchText);

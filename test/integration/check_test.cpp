@@ -27,24 +27,6 @@ std::string readFile(const std::string& path) {
   return s.str();
 }
 
-std::string base64(const std::string& bytes) {
-  static const char* alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  size_t i = 0;
-  for (; i + 2 < bytes.size(); i += 3) {
-    uint32_t n = (uint8_t(bytes[i]) << 16) | (uint8_t(bytes[i + 1]) << 8) | uint8_t(bytes[i + 2]);
-    for (int s = 18; s >= 0; s -= 6) out += alphabet[(n >> s) & 63];
-  }
-  if (i + 1 == bytes.size()) {
-    uint32_t n = uint8_t(bytes[i]) << 16;
-    out += alphabet[(n >> 18) & 63], out += alphabet[(n >> 12) & 63], out += "==";
-  } else if (i + 2 == bytes.size()) {
-    uint32_t n = (uint8_t(bytes[i]) << 16) | (uint8_t(bytes[i + 1]) << 8);
-    out += alphabet[(n >> 18) & 63], out += alphabet[(n >> 12) & 63], out += alphabet[(n >> 6) & 63], out += '=';
-  }
-  return out;
-}
-
 class CheckTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -95,7 +77,7 @@ class CheckTest : public ::testing::Test {
         << "exit " << last.exitCode << "\n" << last.out << last.err;
   }
 
-  std::string caBundle(const std::string& which) { return base64(readFile(dir_.path() + "/" + which + "/ca.crt")); }
+  std::string caBundle(const std::string& which) { return base64Encode(readFile(dir_.path() + "/" + which + "/ca.crt")); }
 
   static json webhookConfiguration(const std::string& caBundle) {
     json mwc = json::parse(R"({"apiVersion": "admissionregistration.k8s.io/v1", "kind": "MutatingWebhookConfiguration",

@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "scoring/base64.h"
 #include "test/fakeapi/fake_apiserver.h"
 #include "test/fakeapi/https_client.h"
 #include "test/integration/placer_process.h"
@@ -105,25 +106,6 @@ struct LiveCluster {
     for (const nlohmann::json& op : nlohmann::json::parse(*decoded)) {
       if (op["path"] == "/spec/nodeName") out.first = op["value"];
       if (op["path"] == "/metadata/annotations") out.second = std::stoll(op["value"].value("placer.io/score", "0"));
-    }
-    return out;
-  }
-
-  static Result<std::string> base64Decode(const std::string& text) {
-    static const std::string alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    std::string out;
-    uint32_t buffer = 0;
-    int bits = 0;
-    for (char c : text) {
-      if (c == '=') break;
-      size_t v = alphabet.find(c);
-      if (v == std::string::npos) return Error{"not base64"};
-      buffer = (buffer << 6) | uint32_t(v);
-      bits += 6;
-      if (bits >= 8) {
-        bits -= 8;
-        out += char((buffer >> bits) & 0xff);
-      }
     }
     return out;
   }

@@ -107,7 +107,7 @@ class WatchTest : public ::testing::Test {
     }
   }
 
-  void expectConverged() { EXPECT_EQ(waitConverged(state_, *server_), "") << "the view did not converge within 5 s"; }
+  void expectConverged() { EXPECT_EQ(waitConverged(state_, *server_), "") << "the view did not converge within 15 s"; }
 
   GeneratorParams params_;
   watchtest::TempDir dir_;

@@ -120,7 +120,7 @@ inline std::string compareWithServer(const ClusterState& state, const fakeapi::F
 
 // Waits (bounded) until the view equals the server's truth; returns the last difference.
 inline std::string waitConverged(const ClusterState& state, const fakeapi::FakeApiServer& server,
-                                 std::chrono::milliseconds timeout = std::chrono::seconds(5)) {
+                                 std::chrono::milliseconds timeout = std::chrono::seconds(15)) {
   std::string diff;
   waitFor([&] { return (diff = compareWithServer(state, server)).empty(); }, timeout);
   return diff;

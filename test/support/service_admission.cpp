@@ -56,7 +56,7 @@ json applyAdmissionAnswer(const json& pod, const std::string& answerBody) {
   if (!answer.is_object() || !answer.contains("response")) return pod;
   const json& response = answer["response"];
   if (!response.contains("patch")) return pod;
-  auto decoded = fakeapi::base64Decode(response["patch"].get<std::string>());
+  auto decoded = base64Decode(response["patch"].get<std::string>());
   if (!decoded) return pod;
   auto patched = fakeapi::applyJsonPatch(pod, json::parse(*decoded));
   return patched ? *patched : pod;

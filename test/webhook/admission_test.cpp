@@ -62,7 +62,7 @@ TEST_F(AdmissionTest, GenerateNamePodWithoutAnnotationsIsAssignedWithTheWholeAnn
                                      {"placer.io/reservation", "uid-1"},
                                      {"placer.io/score", std::to_string(a.score)}}));
   // Written by hand, byte for byte what a JSON library writes (sorted keys, no spaces).
-  EXPECT_EQ(base64Decode(resp["response"]["patch"]), patch.dump());
+  EXPECT_EQ(base64Decode(resp["response"]["patch"].get<std::string>()).value(), patch.dump());
   EXPECT_EQ(a.body, nlohmann::ordered_json::parse(a.body).dump());
   const Reservation* r = reservation("uid-1");
   ASSERT_NE(r, nullptr);
@@ -532,15 +532,6 @@ TEST_F(AdmissionTest, TheReservationIsReplacedByThePodWhenItAppears) {
   EXPECT_EQ(reservations(), 0u);
   int32_t podCount = state_.read([&](const ClusterView& v) { return v.findNode(a.node)->podCount; });
   EXPECT_EQ(podCount, 1);
-}
-
-TEST(Base64Test, MatchesRfc4648Vectors) {
-  EXPECT_EQ(base64Encode(""), "");
-  EXPECT_EQ(base64Encode("f"), "Zg==");
-  EXPECT_EQ(base64Encode("fo"), "Zm8=");
-  EXPECT_EQ(base64Encode("foo"), "Zm9v");
-  EXPECT_EQ(base64Encode("foobar"), "Zm9vYmFy");
-  EXPECT_EQ(base64Encode(std::string("\xff\xfe", 2)), "//4=");
 }
 
 TEST(JsonPointerTest, EscapesTildeAndSlash) {

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "certs/x509.h"
+#include "scoring/base64.h"
 #include "scoring/cluster_state.h"
 #include "scoring/config.h"
 #include "scoring/engine.h"
@@ -136,30 +137,12 @@ inline json admissionReview(const std::string& uid, const json& pod, const std::
             {"options", {{"kind", "CreateOptions"}, {"apiVersion", "meta.k8s.io/v1"}}}}}};
 }
 
-inline std::string base64Decode(const std::string& in) {
-  static const std::string alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  int val = 0, bits = -8;
-  for (char c : in) {
-    if (c == '=') break;
-    size_t p = alphabet.find(c);
-    if (p == std::string::npos) continue;
-    val = (val << 6) + int(p);
-    bits += 6;
-    if (bits >= 0) {
-      out.push_back(char((val >> bits) & 0xFF));
-      bits -= 8;
-    }
-  }
-  return out;
-}
-
 // The JSONPatch of an AdmissionReview response body, or null when there is none.
 inline json patchOf(const std::string& responseBody) {
   json review = json::parse(responseBody);
   const json& response = review.at("response");
   if (!response.contains("patch")) return nullptr;
-  return json::parse(base64Decode(response.at("patch").get<std::string>()));
+  return json::parse(base64Decode(response.at("patch").get<std::string>()).value());
 }
 
 class FakeFeed : public ClusterFeed {

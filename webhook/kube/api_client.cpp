@@ -20,6 +20,8 @@
 #include <Poco/Net/NetException.h>
 #include <Poco/Net/SSLManager.h>
 
+#include "certs/openssl_error.h"
+
 namespace placer::kube {
 namespace {
 
@@ -42,15 +44,6 @@ class WriteOnceSession final : public Session {
   }
 };
 
-std::string opensslError() {
-  unsigned long code = ERR_get_error();
-  ERR_clear_error();
-  if (code == 0) return "unknown OpenSSL error";
-  char buf[256];
-  ERR_error_string_n(code, buf, sizeof buf);
-  return buf;
-}
-
 // Adds every certificate of a PEM bundle to the context's trust store.
 Outcome addCaBundle(SSL_CTX* ctx, const std::string& pem) {
   BIO* bio = BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size()));
@@ -72,9 +65,9 @@ Outcome useClientCertificate(SSL_CTX* ctx, const std::string& certPem, const std
   X509* cert = PEM_read_bio_X509(certBio, nullptr, nullptr, nullptr);
   Outcome result;
   if (!cert) {
-    result = Error{"client certificate: not a PEM certificate (" + opensslError() + ")"};
+    result = Error{"client certificate: not a PEM certificate (" + certs::takeOpensslError("unknown OpenSSL error") + ")"};
   } else if (SSL_CTX_use_certificate(ctx, cert) != 1) {
-    result = Error{"client certificate: " + opensslError()};
+    result = Error{"client certificate: " + certs::takeOpensslError("unknown OpenSSL error")};
   } else {
     // The rest of the file is the chain.
     while (X509* extra = PEM_read_bio_X509(certBio, nullptr, nullptr, nullptr))
@@ -88,9 +81,9 @@ Outcome useClientCertificate(SSL_CTX* ctx, const std::string& certPem, const std
   BIO* keyBio = BIO_new_mem_buf(keyPem.data(), static_cast<int>(keyPem.size()));
   EVP_PKEY* key = PEM_read_bio_PrivateKey(keyBio, nullptr, nullptr, nullptr);
   if (!key) {
-    result = Error{"client key: not a PEM private key (" + opensslError() + ")"};
+    result = Error{"client key: not a PEM private key (" + certs::takeOpensslError("unknown OpenSSL error") + ")"};
   } else if (SSL_CTX_use_PrivateKey(ctx, key) != 1 || SSL_CTX_check_private_key(ctx) != 1) {
-    result = Error{"client key: does not match the client certificate (" + opensslError() + ")"};
+    result = Error{"client key: does not match the client certificate (" + certs::takeOpensslError("unknown OpenSSL error") + ")"};
   }
   if (key) EVP_PKEY_free(key);
   BIO_free(keyBio);
@@ -228,7 +221,7 @@ Result<std::unique_ptr<ApiClient>> ApiClient::create(const KubeConfig& config, A
       bool isIp = Poco::Net::IPAddress::tryParse(name, address);
       int ok = isIp ? X509_VERIFY_PARAM_set1_ip_asc(param, name.c_str())
                     : X509_VERIFY_PARAM_set1_host(param, name.c_str(), name.size());
-      if (ok != 1) return Error{"server name " + name + ": " + opensslError()};
+      if (ok != 1) return Error{"server name " + name + ": " + certs::takeOpensslError("unknown OpenSSL error")};
     }
     if (!config.clientCertPem.empty()) {
       if (Outcome cert = useClientCertificate(ctx, config.clientCertPem, config.clientKeyPem); !cert)

@@ -6,50 +6,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "scoring/base64.h"
 #include "scoring/yaml.h"
 
 namespace placer::kube {
 namespace {
 
 using nlohmann::json;
-
-// Go's base64.StdEncoding as []byte fields of a kubeconfig are decoded
-// (line breaks are ignored, as Go's decoder ignores \r and \n).
-Result<std::string> decodeBase64(std::string_view field, std::string_view in) {
-  auto value = [](char c) -> int {
-    if (c >= 'A' && c <= 'Z') return c - 'A';
-    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
-    if (c >= '0' && c <= '9') return c - '0' + 52;
-    if (c == '+') return 62;
-    if (c == '/') return 63;
-    return -1;
-  };
-  std::string out;
-  out.reserve(in.size() * 3 / 4);
-  uint32_t acc = 0;
-  int bits = 0;
-  size_t padding = 0;
-  size_t symbols = 0;
-  for (char c : in) {
-    if (c == '\n' || c == '\r') continue;
-    if (c == '=') {
-      ++padding;
-      ++symbols;
-      continue;
-    }
-    int v = value(c);
-    if (v < 0 || padding > 0) return fieldError(field, "invalid base64");
-    ++symbols;
-    acc = (acc << 6) | static_cast<uint32_t>(v);
-    bits += 6;
-    if (bits >= 8) {
-      bits -= 8;
-      out.push_back(static_cast<char>((acc >> bits) & 0xFF));
-    }
-  }
-  if (symbols % 4 != 0 || padding > 2) return fieldError(field, "invalid base64");
-  return out;
-}
 
 std::string resolvePath(const std::string& baseDir, const std::string& path) {
   if (path.empty() || path[0] == '/' || baseDir.empty()) return path;
@@ -90,7 +53,11 @@ Result<std::string> pemFromDataOrFile(const json& object, const std::string& fie
                                       const char* fileKey, const std::string& baseDir) {
   auto data = optionalString(object, dataKey, field);
   if (!data) return data.error();
-  if (!data->empty()) return decodeBase64(field + "." + dataKey, *data);
+  if (!data->empty()) {
+    auto decoded = base64Decode(*data);
+    if (!decoded) return fieldError(field + "." + dataKey, "invalid base64");
+    return decoded;
+  }
   auto file = optionalString(object, fileKey, field);
   if (!file) return file.error();
   if (file->empty()) return std::string();
