@@ -47,6 +47,17 @@
 // an outage. The in-process Events API runs in every mode and reports how
 // many Events it received (0 with --events 0 or 2).
 //
+// The Events API in a process of its own, as on a cluster, where it is the
+// API server's and runs on the API server's cores (issue 19's A/B):
+//   admission_loadgen --events-sink DIR [--nodes N --shape S]   writes DIR/port, DIR/ca.pem, DIR/pid; serves until SIGTERM
+// and --events-api DIR in the server (--serve, or the single process) points
+// the recorder at it (--events 1); in the clients (--target, or the single
+// process) it is where the Events received are counted (GET
+// /loadgen/events-received). A --target run with --server-pid and
+// --sink-pid prints the CPU seconds each process used from just before the
+// timed run until its Events are through (/proc/PID/stat), and the share of
+// the server's Event sender thread (named placer-events).
+//
 // --dry-run 1 sends dryRun reviews: the same decisions, nothing reserved, so
 // the difference to a normal run is what reserving costs (locks included).
 //
@@ -92,7 +103,9 @@
 #include <deque>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <numeric>
@@ -148,6 +161,9 @@ struct Options {
   std::string serveDir;   // --serve: server only
   std::string targetDir;  // --target: clients only, against a --serve process
   int serverPid = 0;
+  std::string eventsSinkDir;  // --events-sink: the Events API only
+  std::string eventsApiDir;   // --events-api: the Events API of an --events-sink process
+  int sinkPid = 0;
 };
 
 // The resident set of a process, in MB (VmRSS).
@@ -159,11 +175,49 @@ double rssMb(int pid) {
   return 0;
 }
 
+// CPU seconds (user + system) a process, or one of its threads, has used so far.
+double cpuSeconds(const std::string& statPath) {
+  const std::string text = [&] {
+    std::ifstream in(statPath);
+    std::stringstream all;
+    all << in.rdbuf();
+    return all.str();
+  }();
+  // Fields after the command name (which may hold spaces): state is field 3,
+  // utime 14, stime 15.
+  const size_t close = text.rfind(')');
+  if (close == std::string::npos) return 0;
+  std::istringstream fields(text.substr(close + 2));
+  std::string field;
+  double ticks = 0;
+  for (int i = 3; i <= 15 && fields >> field; ++i)
+    if (i >= 14) ticks += std::stod(field);
+  return ticks / double(sysconf(_SC_CLK_TCK));
+}
+double processCpuSeconds(int pid) { return cpuSeconds("/proc/" + std::to_string(pid) + "/stat"); }
+// The CPU seconds of the process's threads named `name` (/proc/PID/task/*/comm).
+double threadCpuSeconds(int pid, const std::string& name) {
+  double total = 0;
+  const std::string tasks = "/proc/" + std::to_string(pid) + "/task";
+  for (const auto& task : std::filesystem::directory_iterator(tasks)) {
+    std::ifstream comm(task.path() / "comm");
+    std::string threadName;
+    std::getline(comm, threadName);
+    if (threadName == name) total += cpuSeconds(task.path() / "stat");
+  }
+  return total;
+}
+
 void raiseOpenFileLimit() {
   rlimit limit{};
   getrlimit(RLIMIT_NOFILE, &limit);
   limit.rlim_cur = limit.rlim_max;
   setrlimit(RLIMIT_NOFILE, &limit);
+}
+
+std::string trimmedLine(std::string text) {
+  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
+  return text;
 }
 
 std::string readFile(const std::string& path) {
@@ -455,6 +509,79 @@ std::vector<std::string> pendingNamespaces(const GeneratorParams& params, int sh
   return out;
 }
 
+// The Events API: accepts an Event (201, the body echoed as the API server
+// answers with the created object) in any namespace of the pods sent, counts
+// it, and tells the count (GET /loadgen/events-received).
+Result<std::unique_ptr<HttpServer>> startEventsApi(const GeneratorParams& params, int shape,
+                                                   const certs::PemPair& serving,
+                                                   std::atomic<uint64_t>& received) {
+  ListenerOptions sink;
+  sink.name = "events-api";
+  sink.address = "127.0.0.1:0";
+  auto cert = ServingCertificate::fromPem(serving.certificatePem, serving.privateKeyPem);
+  if (!cert) return cert.error();
+  sink.certificate = std::shared_ptr<const ServingCertificate>(std::move(*cert));
+  for (const std::string& ns : pendingNamespaces(params, shape))
+    sink.routes.push_back(Route{"POST", "/apis/events.k8s.io/v1/namespaces/" + ns + "/events",
+                                [&received](const HttpRequest& r) {
+                                  received.fetch_add(1);
+                                  return HttpResponse::json(201, r.body);
+                                },
+                                {}});
+  sink.routes.push_back(Route{"GET", "/loadgen/events-received",
+                              [&received](const HttpRequest&) {
+                                return HttpResponse::text(200, std::to_string(received.load()));
+                              },
+                              {}});
+  sink.workerThreads = 1;
+  return HttpServer::start(std::move(sink));
+}
+
+// GET `target` from a loadgen process's listener (its DIR/port and DIR/ca.pem): the body, "" on failure.
+std::string getFrom(const std::string& dir, const std::string& target) {
+  testing::ClientOptions co;
+  co.port = static_cast<uint16_t>(std::atoi(readFile(dir + "/port").c_str()));
+  co.caPem = readFile(dir + "/ca.pem");
+  auto client = testing::HttpTestClient::connect(co);
+  if (!client) return "";
+  auto reply = (*client)->request("GET", target);
+  return reply && reply->status == 200 ? reply->body : "";
+}
+
+// Writes DIR/ca.pem, DIR/pid and (last, atomically, so that a reader that
+// sees it sees the rest) DIR/port.
+void announce(const std::string& dir, uint16_t port, const std::string& caPem) {
+  std::ofstream(dir + "/ca.pem") << caPem;
+  std::ofstream(dir + "/pid") << getpid() << "\n";
+  std::ofstream(dir + "/port.tmp") << port << "\n";
+  std::rename((dir + "/port.tmp").c_str(), (dir + "/port").c_str());
+}
+
+// Waits for SIGTERM or SIGINT (blocked in every thread first).
+void blockTermination() {
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+}
+void awaitTermination() {
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  int signal = 0;
+  sigwait(&signals, &signal);
+}
+
+// Reads a port file a process writes once it serves (bounded: 60 s).
+std::string awaitPortFile(const std::string& dir) {
+  std::string portText;
+  for (int i = 0; i < 600 && (portText = readFile(dir + "/port")).empty(); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  return portText;
+}
+
 std::vector<Payload> makePayloads(const GeneratorParams& params, int count, bool dryRun, int shape) {
   std::vector<Payload> out;
   for (int i = 0; i < count; ++i) {
@@ -588,11 +715,57 @@ void report(const PhaseResult& r) {
               r.latenciesUs.empty() ? 0.0 : r.latenciesUs.back());
 }
 
+// One series' value in a metrics text ("0" when absent).
+std::string seriesValue(const std::string& metricsText, const std::string& key) {
+  const size_t at = metricsText.find("\n" + key + " ");
+  if (at == std::string::npos) return "0";
+  const size_t from = at + key.size() + 2;
+  return metricsText.substr(from, metricsText.find('\n', from) - from);
+}
+
+// What follows a /mutate run's latency line: the outcomes, and with Events
+// on, a bounded wait (at most 30 s, not timed) until every assigned pod's
+// Event is through (received by the Events API and counted by the recorder,
+// or dropped), then the Events' figures. metricsText() is the server's
+// metrics (with the loadgen's loadgen_pods_appeared line).
+void reportOutcomes(const Options& o, const PhaseResult& mutate, const std::function<std::string()>& metricsText,
+                    const std::function<uint64_t()>& eventsReceived) {
+  std::string m = metricsText();
+  double assigned = 0;
+  for (const char* outcome : {"assigned", "fallback", "skipped", "error"}) {
+    const std::string count = seriesValue(m, std::string("placer_admissions_total{outcome=\"") + outcome + "\"}");
+    if (std::string_view(outcome) == "assigned") assigned = std::stod(count);
+    std::printf("  %s=%s", outcome, count.c_str());
+  }
+  std::printf("  (%.0f assignments/s)\n", assigned / mutate.seconds);
+  auto dropped = [&](const char* reason) {
+    return seriesValue(m, std::string("placer_events_dropped_total{reason=\"") + reason + "\"}");
+  };
+  uint64_t received = eventsReceived();
+  if (o.events == 1 && o.appearMs >= 0) {
+    const auto deadline = Clock::now() + std::chrono::seconds(30);
+    auto through = [&] {
+      m = metricsText();
+      received = eventsReceived();
+      const double lost =
+          std::stod(dropped("queue_full")) + std::stod(dropped("refused")) + std::stod(dropped("retries_exhausted"));
+      // Both sides: the sink received it and the recorder counted it sent.
+      return double(received) + lost >= assigned && std::stod(seriesValue(m, "placer_events_sent_total")) + lost >= assigned;
+    };
+    while (!through() && Clock::now() < deadline) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  std::printf("  Events API: %llu Events received (%.3f per assigned pod)\n", (unsigned long long)received,
+              assigned > 0 ? double(received) / assigned : 0.0);
+  if (o.events != 0)
+    std::printf("  events: %s pods appeared; sent=%s dropped queue_full=%s refused=%s retries_exhausted=%s (%s)\n",
+                seriesValue(m, "loadgen_pods_appeared").c_str(), seriesValue(m, "placer_events_sent_total").c_str(),
+                dropped("queue_full").c_str(), dropped("refused").c_str(), dropped("retries_exhausted").c_str(),
+                o.events == 1 ? "an accepting Events API" : "an Events API that refuses connections");
+}
+
 // Clients only, against `admission_loadgen --serve DIR` in another process.
 int runClients(const Options& o, const GeneratorParams& params) {
-  std::string portText;
-  for (int i = 0; i < 600 && (portText = readFile(o.targetDir + "/port")).empty(); ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));  // the server fills its view first
+  const std::string portText = awaitPortFile(o.targetDir);  // the server fills its view first
   if (portText.empty()) {
     std::fprintf(stderr, "no %s/port: is admission_loadgen --serve running?\n", o.targetDir.c_str());
     return 1;
@@ -619,7 +792,31 @@ int runClients(const Options& o, const GeneratorParams& params) {
     co.caPem = caPem;
     auto client = testing::HttpTestClient::connect(co);
     if (!client || !(*client)->request("POST", "/loadgen/reset", "{}")) std::fprintf(stderr, "reset failed\n");
-    report(runPhase("/mutate", port, caPem, payloads, o, uids));
+    // CPU seconds per process, from just before the timed run until its Events are through.
+    struct Cpu {
+      double server = 0, sender = 0, sink = 0, clients = 0;
+    };
+    auto cpuNow = [&] {
+      Cpu c;
+      if (o.serverPid > 0) c.server = processCpuSeconds(o.serverPid), c.sender = threadCpuSeconds(o.serverPid, "placer-events");
+      if (o.sinkPid > 0) c.sink = processCpuSeconds(o.sinkPid);
+      c.clients = processCpuSeconds(getpid());
+      return c;
+    };
+    const Cpu before = cpuNow();
+    const auto started = Clock::now();
+    const PhaseResult mutate = runPhase("/mutate", port, caPem, payloads, o, uids);
+    report(mutate);
+    reportOutcomes(
+        o, mutate, [&] { return "\n" + getFrom(o.targetDir, "/loadgen/metrics"); },
+        [&]() -> uint64_t {
+          return o.eventsApiDir.empty() ? 0 : std::strtoull(getFrom(o.eventsApiDir, "/loadgen/events-received").c_str(), nullptr, 10);
+        });
+    const Cpu after = cpuNow();
+    const double wall = std::chrono::duration<double>(Clock::now() - started).count();
+    std::printf("  cpu: server=%.2f s (event sender thread %.2f s) sink=%.2f s clients=%.2f s over %.1f s\n",
+                after.server - before.server, after.sender - before.sender, after.sink - before.sink,
+                after.clients - before.clients, wall);
   }
   // --route hold: only hold the idle and slowloris connections for --seconds,
   // so that a third process can load the server beside them (client CPU of
@@ -658,6 +855,9 @@ int main(int argc, char** argv) {
     else if (a == "--serve") o.serveDir = v;
     else if (a == "--target") o.targetDir = v;
     else if (a == "--server-pid") o.serverPid = std::stoi(v);
+    else if (a == "--events-sink") o.eventsSinkDir = v;
+    else if (a == "--events-api") o.eventsApiDir = v;
+    else if (a == "--sink-pid") o.sinkPid = std::stoi(v);
     else {
       std::fprintf(stderr, "unknown option %s\n", a.c_str());
       return 2;
@@ -671,6 +871,26 @@ int main(int argc, char** argv) {
   params.nodes = o.nodes;
   params.podsPerNode = o.podsPerNode;
   if (!o.targetDir.empty()) return runClients(o, params);
+  // Before any thread starts, so that every thread has them blocked.
+  if (!o.serveDir.empty() || !o.eventsSinkDir.empty()) blockTermination();
+  if (!o.eventsSinkDir.empty()) {
+    // The Events API only, in a process of its own.
+    auto ca = certs::generateCa("loadgen-events-ca", 1, certs::KeyType::EcdsaP256);
+    auto serving = certs::generateServingCert(*ca, {"localhost"}, {"127.0.0.1"}, 1, certs::KeyType::EcdsaP256);
+    std::atomic<uint64_t> received{0};
+    auto sink = startEventsApi(params, o.shape, *serving, received);
+    if (!sink) {
+      std::fprintf(stderr, "%s\n", sink.error().message.c_str());
+      return 1;
+    }
+    announce(o.eventsSinkDir, (*sink)->port(), ca->certificatePem);
+    std::printf("Events API on port %u, pid %d\n", (*sink)->port(), int(getpid()));
+    std::fflush(stdout);
+    awaitTermination();
+    std::printf("Events API: %llu Events received\n", (unsigned long long)received.load());
+    (*sink)->stop(std::chrono::seconds(5));
+    return 0;
+  }
 
   auto t0 = Clock::now();
   ClusterState state;
@@ -717,41 +937,36 @@ int main(int argc, char** argv) {
   std::unique_ptr<kube::ApiEventRecorder> recorder;
   std::unique_ptr<PlacedPods> placed;
   // The Events API (every mode, so that each arm reports what it received):
-  // accepts an Event (201) in any namespace of the pods sent, and counts it.
+  // in this process, or with --events-api that of an --events-sink process.
   std::atomic<uint64_t> eventsReceived{0};
   std::unique_ptr<HttpServer> eventsApi;
-  {
-    ListenerOptions sink;
-    sink.name = "events-api";
-    sink.address = "127.0.0.1:0";
-    auto sinkCert = ServingCertificate::fromPem(serving->certificatePem, serving->privateKeyPem);
-    if (!sinkCert) {
-      std::fprintf(stderr, "%s\n", sinkCert.error().message.c_str());
-      return 1;
-    }
-    sink.certificate = std::shared_ptr<const ServingCertificate>(std::move(*sinkCert));
-    for (const std::string& ns : pendingNamespaces(params, o.shape))
-      sink.routes.push_back(Route{"POST", "/apis/events.k8s.io/v1/namespaces/" + ns + "/events",
-                                  [&eventsReceived](const HttpRequest& r) {
-                                    eventsReceived.fetch_add(1);
-                                    return HttpResponse::json(201, r.body);
-                                  },
-                                  {}});
-    sink.workerThreads = 1;
-    auto started = HttpServer::start(std::move(sink));
+  std::function<uint64_t()> eventsReceivedNow = [&] { return eventsReceived.load(); };
+  if (o.eventsApiDir.empty()) {
+    auto started = startEventsApi(params, o.shape, *serving, eventsReceived);
     if (!started) {
       std::fprintf(stderr, "%s\n", started.error().message.c_str());
       return 1;
     }
     eventsApi = std::move(*started);
+  } else {
+    if (awaitPortFile(o.eventsApiDir).empty()) {
+      std::fprintf(stderr, "no %s/port: is admission_loadgen --events-sink running?\n", o.eventsApiDir.c_str());
+      return 1;
+    }
+    eventsReceivedNow = [&] {
+      return uint64_t(std::strtoull(getFrom(o.eventsApiDir, "/loadgen/events-received").c_str(), nullptr, 10));
+    };
   }
   if (o.events != 0) {
     kube::KubeConfig eventsConfig;
     eventsConfig.server = "https://127.0.0.1:1";  // --events 2: nothing listens; every Event fails, backs off, is dropped
     eventsConfig.token = "loadgen";
-    if (o.events == 1) {
+    if (o.events == 1 && eventsApi) {
       eventsConfig.server = "https://127.0.0.1:" + std::to_string(eventsApi->port());
       eventsConfig.caPem = ca->certificatePem;
+    } else if (o.events == 1) {
+      eventsConfig.server = "https://127.0.0.1:" + trimmedLine(readFile(o.eventsApiDir + "/port"));
+      eventsConfig.caPem = readFile(o.eventsApiDir + "/ca.pem");
     }
     auto client = kube::ApiClient::create(eventsConfig);
     if (!client) {
@@ -787,6 +1002,15 @@ int main(int argc, char** argv) {
                                     return HttpResponse::json(200, "{}");
                                   },
                                   {}});
+  // Benchmark-only: the server's metrics, and the pods the API server model
+  // handed to the watch, for clients in another process.
+  listener.routes.push_back(Route{"GET", "/loadgen/metrics",
+                                  [&metrics, model = apiServer.get()](const HttpRequest&) {
+                                    return HttpResponse::text(200, metrics.render() + "loadgen_pods_appeared " +
+                                                                       std::to_string(model ? model->appeared() : 0) +
+                                                                       "\n");
+                                  },
+                                  {}});
   // Benchmark-only: the same TLS round trip and body, no decision.
   listener.routes.push_back(Route{"POST", "/echo", [](const HttpRequest&) {
                                     return HttpResponse::json(
@@ -803,18 +1027,10 @@ int main(int argc, char** argv) {
 
   if (!o.serveDir.empty()) {
     // Server only: clients come from another process (--target).
-    sigset_t signals;
-    sigemptyset(&signals);
-    sigaddset(&signals, SIGTERM);
-    sigaddset(&signals, SIGINT);
-    pthread_sigmask(SIG_BLOCK, &signals, nullptr);
-    std::ofstream(o.serveDir + "/ca.pem") << ca->certificatePem;
-    std::ofstream(o.serveDir + "/port.tmp") << (*server)->port() << "\n";
-    std::rename((o.serveDir + "/port.tmp").c_str(), (o.serveDir + "/port").c_str());
+    announce(o.serveDir, (*server)->port(), ca->certificatePem);
     std::printf("serving on port %u, pid %d, RSS %.0f MB\n", (*server)->port(), int(getpid()), rssMb(0));
     std::fflush(stdout);
-    int signal = 0;
-    sigwait(&signals, &signal);
+    awaitTermination();
     const HttpServer::Stats st = (*server)->stats();
     std::printf("server: open=%lld idle=%lld shed=%llu refused=%llu handshake failures=%llu, RSS %.0f MB\n",
                 (long long)st.openConnections, (long long)st.idleConnections, (unsigned long long)st.shedRequests,
@@ -890,45 +1106,13 @@ int main(int argc, char** argv) {
     report(mutate);
     if (o.watchRate > 0)
       std::printf("  watch: %zu pod events applied meanwhile (%.0f/s)\n", watchEvents, double(watchEvents) / mutate.seconds);
-    std::string m = metrics.render();
-    double assigned = 0;
-    for (const char* outcome : {"assigned", "fallback", "skipped", "error"}) {
-      std::string key = std::string("placer_admissions_total{outcome=\"") + outcome + "\"} ";
-      size_t at = m.find(key);
-      std::string count = at == std::string::npos ? "0" : m.substr(at + key.size(), m.find('\n', at) - at - key.size());
-      if (std::string_view(outcome) == "assigned") assigned = std::stod(count);
-      std::printf("  %s=%s", outcome, count.c_str());
-    }
-    std::printf("  (%.0f assignments/s)\n", assigned / mutate.seconds);
-    auto series = [&](const std::string& key) {
-      size_t at = m.find("\n" + key + " ");
-      return at == std::string::npos ? std::string("0") : m.substr(at + key.size() + 2, m.find('\n', at + 1) - at - key.size() - 2);
-    };
-    if (o.events == 1 && apiServer) {
-      // After the run (not timed): the last pods appear and their Events are
-      // sent or dropped; waits at most 30 s for that.
-      const auto deadline = Clock::now() + std::chrono::seconds(30);
-      auto through = [&] {
-        m = metrics.render();
-        const double dropped = std::stod(series("placer_events_dropped_total{reason=\"queue_full\"}")) +
-                               std::stod(series("placer_events_dropped_total{reason=\"refused\"}")) +
-                               std::stod(series("placer_events_dropped_total{reason=\"retries_exhausted\"}"));
-        // Both sides: the sink received it and the recorder counted it sent.
-        return double(eventsReceived.load()) + dropped >= assigned &&
-               std::stod(series("placer_events_sent_total")) + dropped >= assigned;
-      };
-      while (!through() && Clock::now() < deadline) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    std::printf("  Events API: %llu Events received (%.3f per assigned pod)\n",
-                (unsigned long long)eventsReceived.load(), assigned > 0 ? double(eventsReceived.load()) / assigned : 0.0);
-    if (placed) {
-      std::printf("  events: %llu pods appeared; sent=%s dropped queue_full=%s refused=%s retries_exhausted=%s (%s)\n",
-                  (unsigned long long)(apiServer ? apiServer->appeared() : 0), series("placer_events_sent_total").c_str(),
-                  series("placer_events_dropped_total{reason=\"queue_full\"}").c_str(),
-                  series("placer_events_dropped_total{reason=\"refused\"}").c_str(),
-                  series("placer_events_dropped_total{reason=\"retries_exhausted\"}").c_str(),
-                  o.events == 1 ? "an accepting Events API" : "an Events API that refuses connections");
-    }
+    reportOutcomes(
+        o, mutate,
+        [&] {
+          return "\n" + metrics.render() + "loadgen_pods_appeared " +
+                 std::to_string(apiServer ? apiServer->appeared() : 0) + "\n";
+        },
+        eventsReceivedNow);
     if (const DecisionCache* cache = context.engine->cache()) {
       const DecisionCache::Stats stats = cache->stats();
       std::printf("  decision cache: hits=%llu misses=%llu bypassed=%llu\n", (unsigned long long)stats.hits,

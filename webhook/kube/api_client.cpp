@@ -27,6 +27,23 @@ namespace {
 
 constexpr size_t kMaxErrorBody = 64 * 1024;
 
+// A Poco client session whose failed write fails the request. Poco's own
+// HTTPClientSession::write reconnects and writes again when a write on a
+// kept-alive connection fails: for pipelined requests that would send a
+// later request on a fresh connection that never saw the earlier ones, and
+// read its answer as theirs. A stale connection is instead retried by
+// Connection, for the requests not answered.
+template <class Session>
+class WriteOnceSession final : public Session {
+ public:
+  using Session::Session;
+
+ protected:
+  int write(const char* buffer, std::streamsize length) override {
+    return Poco::Net::HTTPSession::write(buffer, length);
+  }
+};
+
 // Adds every certificate of a PEM bundle to the context's trust store.
 Outcome addCaBundle(SSL_CTX* ctx, const std::string& pem) {
   BIO* bio = BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size()));
@@ -273,6 +290,71 @@ Result<ApiResponse> Connection::send(const std::string& method, const std::strin
   return result;
 }
 
+void Connection::openSession(std::chrono::milliseconds receiveTimeout) {
+  std::lock_guard lock(mutex_);
+  if (!session_) {
+    if (client_.context_)
+      session_ = std::make_unique<WriteOnceSession<Poco::Net::HTTPSClientSession>>(client_.host_, client_.port_,
+                                                                                   client_.context_);
+    else
+      session_ = std::make_unique<WriteOnceSession<Poco::Net::HTTPClientSession>>(client_.host_, client_.port_);
+    session_->setKeepAlive(true);
+    used_ = false;
+  }
+  auto toSpan = [](std::chrono::milliseconds ms) { return Poco::Timespan(ms.count() * 1000); };
+  session_->setTimeout(toSpan(client_.options_.connectTimeout), toSpan(std::chrono::seconds(30)),
+                       toSpan(receiveTimeout));
+}
+
+void Connection::writeRequest(const std::string& method, const std::string& target, const std::string& contentType,
+                              const std::string& requestBody, const std::string& token) {
+  Poco::Net::HTTPRequest request(method, client_.pathPrefix_ + target, Poco::Net::HTTPMessage::HTTP_1_1);
+  request.setKeepAlive(true);
+  request.set("Accept", "application/json");
+  request.set("User-Agent", client_.options_.userAgent);
+  for (const auto& [name, value] : client_.options_.headers) request.set(name, value);
+  if (!token.empty()) request.set("Authorization", "Bearer " + token);
+  if (!requestBody.empty()) {
+    request.setContentType(contentType);
+    request.setContentLength(static_cast<std::streamsize>(requestBody.size()));
+  }
+  // Headers and body go out together when the stream is flushed: by the
+  // next request's sendRequest, or by receiveResponse.
+  std::ostream& requestStream = session_->sendRequest(request);
+  if (!requestBody.empty()) requestStream.write(requestBody.data(), static_cast<std::streamsize>(requestBody.size()));
+  if (aborted_) throw Poco::Net::NetException("aborted");
+}
+
+Result<ApiResponse> Connection::readAnswer(const BodySink& onBody, bool& answered) {
+  Poco::Net::HTTPResponse response;
+  std::istream& body = session_->receiveResponse(response);
+  answered = true;
+  used_ = true;
+  ApiResponse out;
+  out.status = static_cast<int>(response.getStatus());
+  out.retryAfter = response.get("Retry-After", "");
+
+  char buf[64 * 1024];
+  while (true) {
+    if (body.peek() == std::char_traits<char>::eof()) break;
+    std::streamsize available = std::max<std::streamsize>(1, body.rdbuf()->in_avail());
+    body.read(buf, std::min<std::streamsize>(available, sizeof buf));
+    std::streamsize n = body.gcount();
+    if (n <= 0) break;
+    if (out.status == 200) {
+      if (Outcome r = onBody(std::string_view(buf, static_cast<size_t>(n))); !r) {
+        reset();  // the rest of the body is unread: this connection cannot be reused
+        return r.error();
+      }
+    } else if (out.body.size() < kMaxErrorBody) {
+      out.body.append(buf, static_cast<size_t>(std::min<size_t>(n, kMaxErrorBody - out.body.size())));
+    }
+  }
+  if (body.bad() || aborted_) throw Poco::Net::NetException(aborted_ ? "aborted" : "connection lost mid-body");
+  if (!response.getKeepAlive()) reset();
+  return out;
+}
+
 Result<ApiResponse> Connection::attempt(const std::string& method, const std::string& target,
                                         const std::string& contentType, const std::string& requestBody,
                                         const BodySink& onBody, std::chrono::milliseconds receiveTimeout,
@@ -281,61 +363,9 @@ Result<ApiResponse> Connection::attempt(const std::string& method, const std::st
   const std::string url = client_.server_ + target;
   if (aborted_) return Error{method + " " + url + ": aborted"};
   try {
-    {
-      std::lock_guard lock(mutex_);
-      if (!session_) {
-        if (client_.context_)
-          session_ = std::make_unique<Poco::Net::HTTPSClientSession>(client_.host_, client_.port_, client_.context_);
-        else
-          session_ = std::make_unique<Poco::Net::HTTPClientSession>(client_.host_, client_.port_);
-        session_->setKeepAlive(true);
-        used_ = false;
-      }
-      auto toSpan = [](std::chrono::milliseconds ms) { return Poco::Timespan(ms.count() * 1000); };
-      session_->setTimeout(toSpan(client_.options_.connectTimeout), toSpan(std::chrono::seconds(30)),
-                           toSpan(receiveTimeout));
-    }
-    Poco::Net::HTTPRequest request(method, client_.pathPrefix_ + target, Poco::Net::HTTPMessage::HTTP_1_1);
-    request.setKeepAlive(true);
-    request.set("Accept", "application/json");
-    request.set("User-Agent", client_.options_.userAgent);
-    for (const auto& [name, value] : client_.options_.headers) request.set(name, value);
-    if (std::string token = client_.token_.current(); !token.empty()) request.set("Authorization", "Bearer " + token);
-    if (!requestBody.empty()) {
-      request.setContentType(contentType);
-      request.setContentLength(static_cast<std::streamsize>(requestBody.size()));
-    }
-    std::ostream& requestStream = session_->sendRequest(request);
-    if (!requestBody.empty()) requestStream.write(requestBody.data(), static_cast<std::streamsize>(requestBody.size()));
-    if (aborted_) throw Poco::Net::NetException("aborted");
-
-    Poco::Net::HTTPResponse response;
-    std::istream& body = session_->receiveResponse(response);
-    sent = true;
-    used_ = true;
-    ApiResponse out;
-    out.status = static_cast<int>(response.getStatus());
-    out.retryAfter = response.get("Retry-After", "");
-
-    char buf[64 * 1024];
-    while (true) {
-      if (body.peek() == std::char_traits<char>::eof()) break;
-      std::streamsize available = std::max<std::streamsize>(1, body.rdbuf()->in_avail());
-      body.read(buf, std::min<std::streamsize>(available, sizeof buf));
-      std::streamsize n = body.gcount();
-      if (n <= 0) break;
-      if (out.status == 200) {
-        if (Outcome r = onBody(std::string_view(buf, static_cast<size_t>(n))); !r) {
-          reset();  // the rest of the body is unread: this connection cannot be reused
-          return r.error();
-        }
-      } else if (out.body.size() < kMaxErrorBody) {
-        out.body.append(buf, static_cast<size_t>(std::min<size_t>(n, kMaxErrorBody - out.body.size())));
-      }
-    }
-    if (body.bad() || aborted_) throw Poco::Net::NetException(aborted_ ? "aborted" : "connection lost mid-body");
-    if (!response.getKeepAlive()) reset();
-    return out;
+    openSession(receiveTimeout);
+    writeRequest(method, target, contentType, requestBody, client_.token_.current());
+    return readAnswer(onBody, sent);
   } catch (const Poco::Exception& e) {
     reset();
     return Error{method + " " + url + ": " + e.displayText()};
@@ -343,6 +373,48 @@ Result<ApiResponse> Connection::attempt(const std::string& method, const std::st
     reset();
     return Error{method + " " + url + ": " + e.what()};
   }
+}
+
+Connection::Pipelined Connection::sendPipelined(const std::vector<ApiRequest>& requests,
+                                                std::chrono::milliseconds receiveTimeout) {
+  Pipelined out;
+  std::string collected;
+  auto collect = [&](std::string_view piece) -> Outcome {
+    collected.append(piece);
+    return {};
+  };
+  for (int round = 0; round < 2 && out.answers.empty() && !requests.empty(); ++round) {
+    const bool reused = used_;
+    out.error.clear();
+    if (aborted_) {
+      out.error = "aborted";
+      return out;
+    }
+    try {
+      openSession(receiveTimeout);
+      const std::string token = client_.token_.current();
+      for (const ApiRequest& r : requests) writeRequest(r.method, r.target, r.contentType, r.body, token);
+      while (out.answers.size() < requests.size()) {
+        collected.clear();
+        const bool open = session_ != nullptr;
+        if (!open) throw Poco::Net::NetException("the server closed the connection");
+        bool answered = false;
+        auto answer = readAnswer(collect, answered);
+        if (!answer) throw Poco::Net::NetException(answer.error().message);
+        if (answer->status == 200) answer->body = std::move(collected);
+        out.answers.push_back(std::move(*answer));
+      }
+      return out;
+    } catch (const Poco::Exception& e) {
+      reset();
+      out.error = client_.server_ + ": " + e.displayText();
+    } catch (const std::exception& e) {
+      reset();
+      out.error = client_.server_ + ": " + e.what();
+    }
+    if (!reused) break;  // a fresh connection failed: no second try
+  }
+  return out;
 }
 
 }  // namespace placer::kube

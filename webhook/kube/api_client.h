@@ -62,6 +62,14 @@ struct ApiResponse {
   std::string retryAfter;  // Retry-After header, if any
 };
 
+// One request of a pipelined send (Connection::sendPipelined).
+struct ApiRequest {
+  std::string method;
+  std::string target;
+  std::string contentType;
+  std::string body;
+};
+
 class ApiClient;
 
 // One keep-alive connection to the API server, reused by consecutive requests.
@@ -86,6 +94,20 @@ class Connection {
   Result<ApiResponse> send(const std::string& method, const std::string& target, const std::string& contentType,
                            const std::string& body, std::chrono::milliseconds receiveTimeout);
 
+  // Several requests written back to back (HTTP/1.1 pipelining: the server
+  // answers them in order) before their answers are read, so that they cost
+  // one round trip, not one each. The answers, in request order (bodies as
+  // send() gives them), as far as they arrived: after a transport failure, or
+  // an answer that closes the connection, the requests left have none (each
+  // may or may not have reached the server) and `error` says why. Retried once
+  // on a fresh connection only when a reused keep-alive connection failed
+  // before the first answer.
+  struct Pipelined {
+    std::vector<ApiResponse> answers;
+    std::string error;  // set when answers.size() < the requests
+  };
+  Pipelined sendPipelined(const std::vector<ApiRequest>& requests, std::chrono::milliseconds receiveTimeout);
+
   // Unblocks a get() in progress on another thread (it fails) and makes
   // further calls fail at once. Any thread.
   void abort();
@@ -94,6 +116,15 @@ class Connection {
   Result<ApiResponse> attempt(const std::string& method, const std::string& target, const std::string& contentType,
                               const std::string& requestBody, const BodySink& onBody,
                               std::chrono::milliseconds receiveTimeout, bool& sent);
+  // The session, opened if needed, with this request's timeouts (under mutex_).
+  void openSession(std::chrono::milliseconds receiveTimeout);
+  // Writes one request (headers, then the body) on the session. Throws Poco's exceptions.
+  void writeRequest(const std::string& method, const std::string& target, const std::string& contentType,
+                    const std::string& requestBody, const std::string& token);
+  // Reads the next answer; a 200 body goes to onBody (an error it returns
+  // resets the session and is returned). `answered` is set once its status
+  // line and headers have arrived. Throws Poco's exceptions.
+  Result<ApiResponse> readAnswer(const BodySink& onBody, bool& answered);
   void reset();
 
   ApiClient& client_;
