@@ -88,7 +88,7 @@ class ListDecoder {
  private:
   // ~150 pods: a handler applies a batch under one exclusive lock of the view.
   static constexpr size_t kBatchBytes = 1024 * 1024;
-  static constexpr size_t kMaxQueued = 4;
+  static constexpr size_t kMaxQueued = 2;
   struct Batch {
     std::string bytes;
     std::vector<size_t> ends;  // where each item ends in bytes
@@ -175,7 +175,6 @@ class ListDecoder {
         batch.decoded->clear();  // beside the next batch's apply
         lock.lock();
       }
-      lock.lock();
       --busy_;
       if (spare_.size() < 2) spare_.push_back(std::move(batch));
       idle_.notify_all();
