@@ -16,6 +16,11 @@ PODS_PER_NODE=${PODS_PER_NODE:-30}
 EVENTS=${EVENTS:-20000}
 RATE=${RATE:-2000}
 PORT=${PORT:-18443}
+# The watches placer opens once its lists are done: nodes, pods, failed pods,
+# namespaces, Services, ReplicationControllers, ReplicaSets, StatefulSets. The
+# fake creates nothing before all of them are open, so that the creates do not
+# run during (and inside the figures of) the initial sync.
+WATCHES=${WATCHES:-8}
 DIR=$(mktemp -d)
 FAKE_PID=""; PLACER_PID=""
 cleanup() {
@@ -28,10 +33,10 @@ trap cleanup EXIT
 now() { date +%s.%N; }
 
 # The fake starts creating pods (RATE/s, no webhook: each is one ADDED event
-# on placer's pod watch) once placer's two watches are open.
+# on placer's pod watch) once placer's WATCHES watches are open.
 "$BUILD/test/fake-apiserver" --nodes "$NODES" --pods-per-node "$PODS_PER_NODE" --cert-dir "$DIR" \
   --kubeconfig-out "$DIR/kubeconfig" --create "$EVENTS" --create-rate "$RATE" --create-concurrency 16 \
-  --create-after-watches 2 >"$DIR/fake.out" 2>"$DIR/fake.err" &
+  --create-after-watches "$WATCHES" >"$DIR/fake.out" 2>"$DIR/fake.err" &
 FAKE_PID=$!
 until grep -q '"event":"ready"' "$DIR/fake.out" 2>/dev/null; do
   kill -0 "$FAKE_PID" 2>/dev/null || { cat "$DIR/fake.err"; exit 1; }

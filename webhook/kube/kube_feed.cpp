@@ -54,29 +54,67 @@ class Handler final : public StateHandler {
   // not upserted, so on a relist its stale version leaves the view too.
   void listStarted() override {
     drainEvents();  // events before the list apply before its resync begins
-    pendingNodes_.clear();
-    pendingPods_.clear();
+    oneByOne_.clear();
     state_.beginResync(resyncKind());
   }
 
-  void listed(const JsonValue& object) override {
-    listedObjects_.fetch_add(1, std::memory_order_relaxed);
-    if (kind_ == Kind::Node) {
-      auto node = decodeNode(object);
-      if (!node) return decodeFailed(object, node.error());
-      pendingNodes_.push_back(std::move(*node));
-      if (pendingNodes_.size() >= kListBatch) flush();
-    } else {
-      auto pod = decodePod(object);
-      if (!pod) return decodeFailed(object, pod.error());
-      if (observer_) observer_->observed(*pod);
-      pendingPods_.push_back(std::move(*pod));
-      if (pendingPods_.size() >= kListBatch) flush();
+  // A list's items decoded on its decode threads (ListBatch): nodes or pods,
+  // and what failed to decode (logged and counted when the batch is applied).
+  struct Decoded final : ListBatch {
+    explicit Decoded(Kind kind) : kind(kind) {}
+    void add(const JsonValue& object) override {
+      if (kind == Kind::Node) {
+        auto node = decodeNode(object);
+        if (node) return nodes.push_back(std::move(*node));
+        failures.push_back({metaString(object, "namespace"), metaString(object, "name"), node.error()});
+      } else {
+        auto pod = decodePod(object);
+        if (pod) return pods.push_back(std::move(*pod));
+        failures.push_back({metaString(object, "namespace"), metaString(object, "name"), pod.error()});
+      }
     }
+    void clear() override {
+      nodes.clear();
+      pods.clear();
+      failures.clear();
+    }
+    size_t size() const { return nodes.size() + pods.size() + failures.size(); }
+    struct Failure {
+      std::string ns, name;
+      Error error;
+    };
+    Kind kind;
+    std::vector<Node> nodes;
+    std::vector<Pod> pods;
+    std::vector<Failure> failures;
+  };
+
+  std::unique_ptr<ListBatch> newListBatch() override { return std::make_unique<Decoded>(kind_); }
+
+  // One exclusive lock of the view per batch; the batch's objects are freed
+  // by whoever clears it (the decode thread, beside the next batch's apply).
+  void listedBatch(ListBatch& batch) override {
+    auto& decoded = static_cast<Decoded&>(batch);
+    listedObjects_.fetch_add(decoded.size(), std::memory_order_relaxed);
+    for (const Decoded::Failure& f : decoded.failures) decodeFailed(f.ns, f.name, f.error);
+    if (observer_)
+      for (const Pod& pod : decoded.pods) observer_->observed(pod);
+    if (decoded.nodes.empty() && decoded.pods.empty()) return;
+    state_.update([&](MutableClusterView& view) {
+      for (Node& node : decoded.nodes) view.upsertNode(std::move(node));
+      for (const Pod& pod : decoded.pods) view.upsertPod(pod);
+    });
+  }
+
+  // Items handed one by one (a caller that does not take ListBatches) are
+  // applied kListBatch at a time, as a batch.
+  void listed(const JsonValue& object) override {
+    oneByOne_.add(object);
+    if (oneByOne_.size() >= kListBatch) applyOneByOne();
   }
 
   void listFinished() override {
-    flush();
+    applyOneByOne();
     size_t removed = state_.finishResync(resyncKind());
     if (removed > 0)
       logEvent(LogLevel::Info, "relist removed objects that no longer exist",
@@ -118,26 +156,21 @@ class Handler final : public StateHandler {
  private:
   ResyncKind resyncKind() const { return kind_ == Kind::Node ? ResyncKind::Nodes : ResyncKind::Pods; }
 
-  void flush() {
-    if (pendingNodes_.empty() && pendingPods_.empty()) return;
-    state_.update([&](MutableClusterView& view) {
-      for (Node& node : pendingNodes_) view.upsertNode(std::move(node));
-      for (const Pod& pod : pendingPods_) view.upsertPod(pod);
-    });
-    pendingNodes_.clear();
-    pendingPods_.clear();
+  void applyOneByOne() {
+    listedBatch(oneByOne_);
+    oneByOne_.clear();
   }
 
   void decodeFailed(const JsonValue& object, const Error& error) {
+    decodeFailed(metaString(object, "namespace"), metaString(object, "name"), error);
+  }
+  void decodeFailed(const std::string& ns, const std::string& name, const Error& error) {
     uint64_t n = ++decodeErrors_;
     // The first few in full, then a reminder now and then: a bad object
     // re-sent on every relist must not flood the log.
     if (n <= 10 || n % 1000 == 0)
       logEvent(LogLevel::Warning, kind_ == Kind::Node ? "node not decodable, ignored" : "pod not decodable, ignored",
-               {{"namespace", metaString(object, "namespace")},
-                {"name", metaString(object, "name")},
-                {"error", error.message},
-                {"count", n}});
+               {{"namespace", ns}, {"name", name}, {"error", error.message}, {"count", n}});
   }
 
   // A watch event, decoded on the watch's thread and applied on the applier's.
@@ -223,8 +256,7 @@ class Handler final : public StateHandler {
   Kind kind_;
   ClusterState& state_;
   PodObserver* observer_;
-  std::vector<Node> pendingNodes_;
-  std::vector<Pod> pendingPods_;
+  Decoded oneByOne_{kind_};  // listed() items not applied yet
   std::atomic<uint64_t> decodeErrors_{0};
   std::atomic<uint64_t> listedObjects_{0};
 

@@ -1,7 +1,10 @@
 #include "webhook/kube/list_watch.h"
 
+#include <malloc.h>
+
 #include <algorithm>
 #include <deque>
+#include <optional>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -29,15 +32,23 @@ std::string statusMessage(const std::string& body) {
   return body.substr(0, 200);
 }
 
-// Parses a list's items and hands them to the handler on a second thread
-// while the watcher's thread reads, decrypts and frames the next ones, so that
-// the two halves of an initial sync overlap on two cores. Items travel in
-// batches of ~256 KB; at most kMaxQueued batches wait (the list is never held
-// whole). The handler is called by one thread at a time: the worker between
-// add() and drain()/discard(), the watcher's thread otherwise.
+// Parses a list's items and hands them to the handler on decode threads while
+// the watcher's thread reads, decrypts and frames the next ones, so that an
+// initial sync's reading and decoding overlap on several cores. Items travel
+// in batches of ~1 MB, numbered in list order; at most kMaxQueued batches
+// wait (the list is never held whole). A handler with ListBatches has each
+// batch parsed and decoded by whichever decode thread took it, several at
+// once; the batches are then applied (listedBatch) strictly in list order. A
+// handler without them gets listed() per item, in list order. Either way the
+// handler sees one call at a time: the decode threads between add() and
+// drain()/discard(), the watcher's thread otherwise.
 class ListDecoder {
  public:
-  explicit ListDecoder(ResourceHandler& handler) : handler_(handler), thread_([this] { run(); }) {}
+  ListDecoder(ResourceHandler& handler, int threads) : handler_(handler) {
+    if (threads <= 0) threads = static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, 4u));
+    workers_.reserve(static_cast<size_t>(threads));
+    for (int i = 0; i < threads; ++i) workers_.emplace_back([this] { run(); });
+  }
   ~ListDecoder() {
     discard();
     {
@@ -45,7 +56,7 @@ class ListDecoder {
       stop_ = true;
     }
     wake_.notify_all();
-    thread_.join();
+    for (std::thread& worker : workers_) worker.join();
   }
   ListDecoder(const ListDecoder&) = delete;
   ListDecoder& operator=(const ListDecoder&) = delete;
@@ -63,25 +74,29 @@ class ListDecoder {
   Outcome drain() {
     push();
     std::unique_lock lock(mutex_);
-    idle_.wait(lock, [this] { return queue_.empty() && !busy_; });
+    idle_.wait(lock, [this] { return queue_.empty() && busy_ == 0; });
     if (failed_) return Error{error_};
     return {};
   }
-  // Queued items are dropped; returns once the worker no longer calls the handler.
+  // Queued items are dropped; returns once no decode thread calls the handler.
   void discard() {
     current_.bytes.clear();
     current_.ends.clear();
     std::unique_lock lock(mutex_);
     queue_.clear();
-    idle_.wait(lock, [this] { return !busy_; });
+    idle_.wait(lock, [this] { return busy_ == 0; });
+    nextSeq_ = nextApply_;  // every batch taken is applied; the dropped ones never will be
   }
 
  private:
-  static constexpr size_t kBatchBytes = 256 * 1024;
-  static constexpr size_t kMaxQueued = 4;
+  // ~150 pods: a handler applies a batch under one exclusive lock of the view.
+  static constexpr size_t kBatchBytes = 1024 * 1024;
+  static constexpr size_t kMaxQueued = 2;
   struct Batch {
     std::string bytes;
     std::vector<size_t> ends;  // where each item ends in bytes
+    uint64_t seq = 0;          // list order
+    std::unique_ptr<ListBatch> decoded;  // null: the handler takes items one by one
   };
 
   Outcome firstError() {
@@ -93,10 +108,12 @@ class ListDecoder {
     // The parser may read this far past the last item (every other item is
     // followed by the next one): no item is copied again to pad it.
     current_.bytes.append(JsonParser::kPadding, ' ');
+    if (!current_.decoded) current_.decoded = handler_.newListBatch();
     Batch next;
     {
       std::unique_lock lock(mutex_);
       idle_.wait(lock, [this] { return queue_.size() < kMaxQueued; });
+      current_.seq = nextSeq_++;
       queue_.push_back(std::move(current_));
       if (!spare_.empty()) {
         next = std::move(spare_.back());
@@ -108,49 +125,81 @@ class ListDecoder {
     next.ends.clear();
     current_ = std::move(next);
   }
+  // Marks the list failed at its first bad item (the lowest batch that failed
+  // wins, so the error is the one a single thread would have met first).
+  void fail(uint64_t seq, std::string message) {
+    std::lock_guard lock(mutex_);
+    if (failed_ && failedSeq_ <= seq) return;
+    failedSeq_ = seq;
+    error_ = std::move(message);
+    failed_ = true;
+  }
+  // Parses the batch's items in order, each handed to `each`, up to the first
+  // that is not valid JSON (which fails the list).
+  template <typename Each>
+  void parseItems(JsonParser& parser, const Batch& batch, Each&& each) {
+    size_t begin = 0;
+    for (size_t end : batch.ends) {
+      auto object = parser.parse(std::string_view(batch.bytes).substr(begin, end - begin), /*padded=*/true);
+      begin = end;
+      if (!object) return fail(batch.seq, "list item: " + object.error().message);
+      each(*object);
+    }
+  }
   void run() {
+    JsonParser parser;  // this thread's
     std::unique_lock lock(mutex_);
     while (true) {
       wake_.wait(lock, [this] { return stop_ || !queue_.empty(); });
       if (queue_.empty()) return;  // stopping
       Batch batch = std::move(queue_.front());
       queue_.pop_front();
-      busy_ = true;
+      ++busy_;
       lock.unlock();
       idle_.notify_all();  // room in the queue
-      size_t begin = 0;
-      for (size_t end : batch.ends) {
-        if (failed_.load(std::memory_order_relaxed)) break;
-        auto object = parser_.parse(std::string_view(batch.bytes).substr(begin, end - begin), /*padded=*/true);
-        begin = end;
-        if (!object) {
-          std::lock_guard errorLock(mutex_);
-          error_ = "list item: " + object.error().message;
-          failed_ = true;
-          break;
-        }
-        handler_.listed(*object);
+      // With ListBatches the items are decoded here, beside other batches;
+      // either way they reach the handler in list order.
+      if (batch.decoded) parseItems(parser, batch, [&](const JsonValue& object) { batch.decoded->add(object); });
+      lock.lock();
+      applied_.wait(lock, [&] { return nextApply_ == batch.seq; });
+      const bool apply = !failed_ || failedSeq_ >= batch.seq;  // nothing after the first bad item
+      lock.unlock();
+      if (apply) {
+        if (batch.decoded)
+          handler_.listedBatch(*batch.decoded);
+        else
+          parseItems(parser, batch, [&](const JsonValue& object) { handler_.listed(object); });
       }
       lock.lock();
-      busy_ = false;
+      ++nextApply_;
+      applied_.notify_all();
+      if (batch.decoded) {
+        lock.unlock();
+        batch.decoded->clear();  // beside the next batch's apply
+        lock.lock();
+      }
+      --busy_;
       if (spare_.size() < 2) spare_.push_back(std::move(batch));
       idle_.notify_all();
     }
   }
 
   ResourceHandler& handler_;
-  JsonParser parser_;  // the worker's
   Batch current_;  // the watcher thread's batch being filled
   std::mutex mutex_;
-  std::condition_variable wake_;  // the worker: a batch is queued, or stop
-  std::condition_variable idle_;  // the watcher: room in the queue, or the worker idle
+  std::condition_variable wake_;     // the workers: a batch is queued, or stop
+  std::condition_variable idle_;     // the watcher: room in the queue, or the workers idle
+  std::condition_variable applied_;  // the workers: the batch before theirs is applied
   std::deque<Batch> queue_;
-  std::vector<Batch> spare_;  // emptied batches, their buffers reused
-  bool busy_ = false;
+  std::vector<Batch> spare_;  // emptied batches, their buffers (and ListBatches) reused
+  uint64_t nextSeq_ = 0;      // the next batch pushed gets this number
+  uint64_t nextApply_ = 0;    // the batch whose turn it is to reach the handler
+  int busy_ = 0;              // batches taken by workers and not yet applied
   bool stop_ = false;
   std::atomic<bool> failed_{false};
+  uint64_t failedSeq_ = 0;
   std::string error_;
-  std::thread thread_;  // last: started once everything above exists
+  std::vector<std::thread> workers_;  // last: started once everything above exists
 };
 
 }  // namespace
@@ -268,7 +317,7 @@ ListWatcher::End ListWatcher::refused(const ApiResponse& response, const char* w
 
 ListWatcher::End ListWatcher::list(bool fromCache) {
   handler_.listStarted();
-  ListDecoder decoder(handler_);
+  std::optional<ListDecoder> decoder(std::in_place, handler_, options_.decodeThreads);
   std::string next;      // continue token for the next page
   std::string listRv;
   int restarts = 0;
@@ -285,7 +334,7 @@ ListWatcher::End ListWatcher::list(bool fromCache) {
 
     JsonStreamScanner scanner(
         JsonStreamScanner::Mode::ListItems,
-        [&](std::string_view bytes) -> Outcome { return decoder.add(bytes); },
+        [&](std::string_view bytes) -> Outcome { return decoder->add(bytes); },
         [&](std::string_view bytes) -> Outcome {
           auto meta = readListMetadata(bytes);
           if (!meta) return meta.error();
@@ -301,7 +350,7 @@ ListWatcher::End ListWatcher::list(bool fromCache) {
       return End::Failed;
     }
     // The page's items reach the handler before anything else does.
-    if (Outcome decoded = decoder.drain(); !decoded) {
+    if (Outcome decoded = decoder->drain(); !decoded) {
       logEvent(LogLevel::Warning, "list response malformed", {{"resource", kind_.name}, {"error", decoded.error().message}});
       return End::Failed;
     }
@@ -330,6 +379,11 @@ ListWatcher::End ListWatcher::list(bool fromCache) {
     return End::Failed;
   }
   setResourceVersion(listRv);
+  // What the decode threads held (their batches, parsers and the decoded
+  // objects' blocks, in malloc arenas of their own) goes back to the system
+  // rather than staying in malloc's free lists beside the view.
+  decoder.reset();
+  malloc_trim(0);
   handler_.listFinished();
   ++stats_.lists;
   return End::Closed;

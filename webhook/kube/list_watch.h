@@ -8,10 +8,11 @@
 //
 // Thread-safety: start() and stop() from one owning thread; the handler is
 // called by one thread at a time and never after stop() returns: the
-// watcher's own thread, and during a list also its decode thread (list items
-// are decoded and handed out there while the next ones are read), each call
-// ordered after the previous one. listed(), resourceVersion() and stats()
-// from any thread.
+// watcher's own thread, and during a list also its decode threads (list items
+// are parsed and decoded there while the next ones are read), each call
+// ordered after the previous one; only ListBatch::add runs on several decode
+// threads at once, each on a batch of its own. listed(), resourceVersion() and
+// stats() from any thread.
 
 #include <atomic>
 #include <chrono>
@@ -48,6 +49,18 @@ ResourceKind replicationControllersKind();
 ResourceKind replicaSetsKind();
 ResourceKind statefulSetsKind();
 
+// A handler's decoded list items, filled on a list's decode threads and applied
+// by ResourceHandler::listedBatch. add() decodes one item into the batch and
+// clear() empties it once applied (so that what it held is freed off the
+// applying thread); both may run while other batches of the same handler are
+// filled or applied on other threads, so they touch nothing the handler shares.
+class ListBatch {
+ public:
+  virtual ~ListBatch() = default;
+  virtual void add(const JsonValue& object) = 0;
+  virtual void clear() = 0;
+};
+
 // What a watcher reports. Each object is the whole object as sent, parsed
 // (scoring/json_value.h) and valid only during the call: the handler decodes
 // what it keeps (decodePod, decodeNode, ...) straight from it.
@@ -57,6 +70,14 @@ class ResourceHandler {
   // A list begins (also when a list restarts after an expired continue token).
   virtual void listStarted() = 0;
   virtual void listed(const JsonValue& object) = 0;
+  // A handler that answers a ListBatch has its list items decoded on several
+  // threads at once: each batch is filled by ListBatch::add on a decode thread,
+  // then handed to listedBatch() (which applies it), batches in list order and
+  // one at a time, as listed() would have been called, then cleared. A
+  // handler that answers null (the default) gets listed() for each item.
+  // newListBatch() is called by the watcher's thread.
+  virtual std::unique_ptr<ListBatch> newListBatch() { return nullptr; }
+  virtual void listedBatch(ListBatch& /*batch*/) {}
   // The list is complete: whatever it did not contain no longer exists.
   virtual void listFinished() = 0;
   // ADDED or MODIFIED.
@@ -66,6 +87,9 @@ class ResourceHandler {
 
 struct ListWatchOptions {
   int pageSize = 500;
+  // Threads that parse and decode a list's items while the watcher's thread
+  // reads the next ones; 0: one per core, at most 4.
+  int decodeThreads = 0;
   // Watch timeoutSeconds is drawn uniformly from this range (upstream: 5-10 min)
   // so that many clients do not re-watch at the same moment.
   std::chrono::seconds minWatchTimeout{300};
