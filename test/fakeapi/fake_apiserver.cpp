@@ -1,5 +1,7 @@
 #include "test/fakeapi/fake_apiserver.h"
 
+#include <limits>
+
 #include <Poco/Exception.h>
 #include <Poco/Net/Context.h>
 #include <Poco/Net/HTTPRequestHandler.h>
@@ -1105,6 +1107,13 @@ void FakeApiServer::Impl::handle(Poco::Net::HTTPServerRequest& req, Poco::Net::H
   const std::string target = req.getURI();
   auto answer = [&](int code, const json& body, bool watch = false) {
     record(method, target, code, watch);
+    // A request answered before its body was read (401, an injected fault, a
+    // path that does not exist): the body is read and dropped, as Go's server
+    // does, so that the next request on the keep-alive connection starts
+    // where it should. Nothing to read when a handler read it already. (A
+    // request with neither a length nor chunks has no body Poco can delimit.)
+    if (req.hasContentLength() || req.getChunkedTransferEncoding())
+      req.stream().ignore(std::numeric_limits<std::streamsize>::max());
     sendBody(resp, code, body.dump());
   };
   try {

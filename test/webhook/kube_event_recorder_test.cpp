@@ -321,5 +321,34 @@ TEST(PipelinedRequests, AnswersComeInRequestOrder) {
   EXPECT_EQ(server.count(Kind::Event), 3u);
 }
 
+// The fake answers some requests before reading their body (an injected
+// fault, a 401); like the real API server it reads and drops that body, so the
+// next request on the same keep-alive connection is understood.
+TEST(FakeApiServerKeepAlive, ARequestAnsweredBeforeItsBodyLeavesTheConnectionUsable) {
+  setLogOutput(nullptr);
+  auto started = fakeapi::FakeApiServer::start();
+  ASSERT_TRUE(started) << started.error().message;
+  auto& server = **started;
+  auto config = parseKubeconfig(server.kubeconfig(), "/");
+  ASSERT_TRUE(config);
+  auto client = ApiClient::create(*config);
+  ASSERT_TRUE(client);
+  Connection connection(**client);
+  const std::string target = std::string("/apis/events.k8s.io/v1/namespaces/") + kNs + "/events";
+  auto body = [](const char* name) {
+    std::string out;
+    appendEventJson(out, scheduled(name), "placer-test-0", std::chrono::system_clock::now());
+    return out;
+  };
+  server.failNextRequests(1, 500);
+  auto failed = connection.send("POST", target, "application/json", body("first"), 10s);
+  ASSERT_TRUE(failed.ok()) << failed.error().message;
+  EXPECT_EQ(failed->status, 500);
+  auto next = connection.send("POST", target, "application/json", body("second"), 10s);
+  ASSERT_TRUE(next.ok()) << next.error().message;
+  EXPECT_EQ(next->status, 201) << next->body;
+  EXPECT_EQ(server.list(fakeapi::Kind::Event, kNs).size(), 1u);
+}
+
 }  // namespace
 }  // namespace placer::kube
