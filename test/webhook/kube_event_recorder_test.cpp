@@ -171,18 +171,24 @@ class EventRecorderTest : public ::testing::Test {
     server_ = std::move(*started);
   }
 
-  std::unique_ptr<Sender> sender(ApiEventRecorder::Options options) {
-    auto s = std::make_unique<Sender>();
+  // A client of the fake, as placer builds one from its kubeconfig.
+  std::unique_ptr<ApiClient> client() {
     auto config = parseKubeconfig(server_->kubeconfig(), "/");
     EXPECT_TRUE(config) << config.error().message;
     auto client = ApiClient::create(*config);
     EXPECT_TRUE(client) << client.error().message;
+    return client ? std::move(*client) : nullptr;
+  }
+
+  std::unique_ptr<Sender> sender(ApiEventRecorder::Options options) {
+    auto s = std::make_unique<Sender>();
+    auto client = this->client();
     options.reportingInstance = "placer-test-0";
     options.backingOff = [s = s.get()](std::chrono::milliseconds wait) {
       std::lock_guard lock(s->mutex);
       s->waitsMs.push_back(int(wait.count()));
     };
-    s->recorder = std::make_unique<ApiEventRecorder>(std::move(*client), s->metrics, std::move(options));
+    s->recorder = std::make_unique<ApiEventRecorder>(std::move(client), s->metrics, std::move(options));
     return s;
   }
 
@@ -282,16 +288,11 @@ TEST_F(EventRecorderTest, AFullQueueDropsAndCountsAndStopEndsABackOff) {
   EXPECT_EQ(s->sent(), 0);
 }
 
-TEST(PipelinedRequests, AnswersComeInRequestOrder) {
-  setLogOutput(nullptr);
-  auto started = fakeapi::FakeApiServer::start();
-  ASSERT_TRUE(started) << started.error().message;
-  auto& server = **started;
-  auto config = parseKubeconfig(server.kubeconfig(), "/");
-  ASSERT_TRUE(config);
-  auto client = ApiClient::create(*config);
+TEST_F(EventRecorderTest, PipelinedAnswersComeInRequestOrder) {
+  auto client = this->client();
   ASSERT_TRUE(client);
-  Connection connection(**client);
+  auto& server = *server_;
+  Connection connection(*client);
   const auto now = std::chrono::system_clock::now();
   std::vector<ApiRequest> requests;
   for (const char* name : {"a", "b", "c"}) {
@@ -324,16 +325,11 @@ TEST(PipelinedRequests, AnswersComeInRequestOrder) {
 // The fake answers some requests before reading their body (an injected
 // fault, a 401); like the real API server it reads and drops that body, so the
 // next request on the same keep-alive connection is understood.
-TEST(FakeApiServerKeepAlive, ARequestAnsweredBeforeItsBodyLeavesTheConnectionUsable) {
-  setLogOutput(nullptr);
-  auto started = fakeapi::FakeApiServer::start();
-  ASSERT_TRUE(started) << started.error().message;
-  auto& server = **started;
-  auto config = parseKubeconfig(server.kubeconfig(), "/");
-  ASSERT_TRUE(config);
-  auto client = ApiClient::create(*config);
+TEST_F(EventRecorderTest, TheFakeDropsTheBodyOfARequestItAnsweredEarly) {
+  auto client = this->client();
   ASSERT_TRUE(client);
-  Connection connection(**client);
+  auto& server = *server_;
+  Connection connection(*client);
   const std::string target = std::string("/apis/events.k8s.io/v1/namespaces/") + kNs + "/events";
   auto body = [](const char* name) {
     std::string out;
