@@ -306,7 +306,8 @@ TEST_F(BesideScheduler, EventsAndKubeletRejections) {
   ASSERT_TRUE(waitFor(
       [&] {
         events = server().list(Kind::Event, kNamespace);
-        return events.size() >= placed.size() + 1;
+        // The sender counts an Event once it has read the API server's answer, after the API server stored it.
+        return events.size() >= placed.size() + 1 && metric("placer_events_sent_total") >= double(placed.size() + 1);
       },
       std::chrono::seconds(10)))
       << events.size() << " events";

@@ -4,7 +4,14 @@
 // real TLS.
 #include "webhook/kube/event_recorder.h"
 
+#include <sys/resource.h>
+
+#include <cerrno>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <sstream>
 #include <ctime>
 #include <map>
 #include <mutex>
@@ -219,6 +226,39 @@ TEST_F(EventRecorderTest, EveryEventIsCreatedOnceWithKubeSchedulersFields) {
   }
   EXPECT_EQ(seen.size(), size_t(kEvents));
   EXPECT_TRUE(s->waits().empty()) << "no back-off without a failure";
+}
+
+// The niceness of this process's thread named `name` (/proc/self/task/*/stat
+// field 19), or nullopt when there is no such thread.
+std::optional<int> threadNiceness(const std::string& name) {
+  for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
+    std::ifstream comm(task.path() / "comm");
+    std::string threadName;
+    std::getline(comm, threadName);
+    if (threadName != name) continue;
+    std::ifstream statFile(task.path() / "stat");
+    std::string stat((std::istreambuf_iterator<char>(statFile)), std::istreambuf_iterator<char>());
+    // The fields after the parenthesised name, from field 3 (state) on.
+    std::istringstream fields(stat.substr(stat.rfind(')') + 2));
+    std::string field;
+    for (int i = 3; i <= 19 && fields >> field; ++i) {
+      if (i == 19) return std::stoi(field);
+    }
+  }
+  return std::nullopt;
+}
+
+TEST_F(EventRecorderTest, TheSenderYieldsTheCpuToAdmissions) {
+  // Events are best effort: the sender thread runs 10 nice levels below the
+  // process (at most 19), so on busy cores admissions come first.
+  auto s = sender({.reportingInstance = "placer-test-0", .window = 1ms});
+  s->recorder->emit(scheduled("web-0"));
+  ASSERT_TRUE(s->through(1));  // the thread has set its priority before its first round
+  errno = 0;
+  const int processNice = getpriority(PRIO_PROCESS, 0);
+  ASSERT_EQ(errno, 0);
+  EXPECT_EQ(threadNiceness("placer-events"), std::min(19, processNice + 10));
+  EXPECT_EQ(getpriority(PRIO_PROCESS, 0), processNice) << "the process's other threads keep their priority";
 }
 
 TEST_F(EventRecorderTest, FailuresAreRetriedRefusalsAndExhaustedRetriesDroppedAndCounted) {

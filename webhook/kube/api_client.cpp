@@ -27,6 +27,20 @@ namespace {
 
 constexpr size_t kMaxErrorBody = 64 * 1024;
 
+// What a session writes can be gathered and sent as one write: a request's
+// headers and body become one TLS record and one send(2), not two. (Not a
+// whole pipelined round: a server that polls its socket between requests,
+// as Poco's does, would not see requests left decrypted in its TLS buffer.)
+class GatheredWrites {
+ public:
+  virtual void gather() = 0;
+  // Sends what was gathered and stops gathering. Throws Poco's exceptions.
+  virtual void sendGathered() = 0;
+
+ protected:
+  ~GatheredWrites() = default;
+};
+
 // A Poco client session whose failed write fails the request. Poco's own
 // HTTPClientSession::write reconnects and writes again when a write on a
 // kept-alive connection fails: for pipelined requests that would send a
@@ -34,15 +48,42 @@ constexpr size_t kMaxErrorBody = 64 * 1024;
 // read its answer as theirs. A stale connection is instead retried by
 // Connection, for the requests not answered.
 template <class Session>
-class WriteOnceSession final : public Session {
+class WriteOnceSession final : public Session, public GatheredWrites {
  public:
   using Session::Session;
 
+  void gather() override { gathering_ = true; }
+
+  void sendGathered() override {
+    gathering_ = false;
+    size_t sent = 0;
+    while (sent < gathered_.size()) {
+      const auto piece = static_cast<std::streamsize>(std::min<size_t>(gathered_.size() - sent, 1 << 20));
+      const int n = Poco::Net::HTTPSession::write(gathered_.data() + sent, piece);
+      if (n <= 0) throw Poco::Net::NetException("the connection took no bytes");
+      sent += static_cast<size_t>(n);
+    }
+    gathered_.clear();
+  }
+
  protected:
   int write(const char* buffer, std::streamsize length) override {
+    if (gathering_) {
+      gathered_.append(buffer, static_cast<size_t>(length));
+      return static_cast<int>(length);
+    }
     return Poco::Net::HTTPSession::write(buffer, length);
   }
+
+ private:
+  bool gathering_ = false;
+  std::string gathered_;
 };
+
+// The session's write gathering (every session Connection opens is a WriteOnceSession).
+GatheredWrites& gatheredWrites(Poco::Net::HTTPClientSession& session) {
+  return dynamic_cast<GatheredWrites&>(session);
+}
 
 // Adds every certificate of a PEM bundle to the context's trust store.
 Outcome addCaBundle(SSL_CTX* ctx, const std::string& pem) {
@@ -318,10 +359,12 @@ void Connection::writeRequest(const std::string& method, const std::string& targ
     request.setContentType(contentType);
     request.setContentLength(static_cast<std::streamsize>(requestBody.size()));
   }
-  // Headers and body go out together when the stream is flushed: by the
-  // next request's sendRequest, or by receiveResponse.
+  GatheredWrites& writes = gatheredWrites(*session_);
+  writes.gather();
   std::ostream& requestStream = session_->sendRequest(request);
   if (!requestBody.empty()) requestStream.write(requestBody.data(), static_cast<std::streamsize>(requestBody.size()));
+  requestStream.flush();
+  writes.sendGathered();
   if (aborted_) throw Poco::Net::NetException("aborted");
 }
 

@@ -118,7 +118,7 @@ class Connection {
                               std::chrono::milliseconds receiveTimeout, bool& sent);
   // The session, opened if needed, with this request's timeouts (under mutex_).
   void openSession(std::chrono::milliseconds receiveTimeout);
-  // Writes one request (headers, then the body) on the session. Throws Poco's exceptions.
+  // Writes one request (headers and body in one write) on the session. Throws Poco's exceptions.
   void writeRequest(const std::string& method, const std::string& target, const std::string& contentType,
                     const std::string& requestBody, const std::string& token);
   // Reads the next answer; a 200 body goes to onBody (an error it returns

@@ -1,8 +1,11 @@
 #include "webhook/kube/event_recorder.h"
 
 #include <pthread.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <ctime>
 
@@ -15,6 +18,10 @@ namespace {
 constexpr auto kSendTimeout = std::chrono::seconds(10);
 constexpr std::string_view kReportingController = "placer.io/placer";
 constexpr size_t kNoteLimit = 1024;  // events.k8s.io/v1 validation: note at most 1 kB
+// The sender's niceness above the process's: Events are best effort, so when
+// the cores are busy admissions run first (a nice +10 thread gets about a
+// tenth of a nice-0 thread's share of a contended core).
+constexpr int kSenderNiceness = 10;
 
 // metav1.MicroTime: RFC 3339 with microseconds, UTC.
 void appendMicroTime(std::string& out, std::chrono::system_clock::time_point t) {
@@ -179,6 +186,11 @@ ApiEventRecorder::Round ApiEventRecorder::sendRound(Connection& connection, std:
 
 void ApiEventRecorder::run() {
   pthread_setname_np(pthread_self(), "placer-events");  // for top -H and the loadgens
+  // Linux applies a niceness to the one thread named by its id; a thread may
+  // always lower its own priority. Failing that, it runs at the process's.
+  errno = 0;
+  const int processNice = getpriority(PRIO_PROCESS, 0);
+  if (errno == 0) setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), std::min(19, processNice + kSenderNiceness));
   std::unique_ptr<Connection> connection;
   RetryBackoff backoff(options_.initialBackoff, options_.maxBackoff);
   std::vector<Pending> pending;  // taken from the queue, in order
