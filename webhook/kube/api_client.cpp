@@ -67,6 +67,13 @@ class WriteOnceSession final : public Session, public GatheredWrites {
   }
 
  protected:
+  // No Nagle delay, as Go's clients (and the API server) have it: a request
+  // or a pipelined round must not wait for the ACK of the one before.
+  void connect(const Poco::Net::SocketAddress& address) override {
+    Session::connect(address);
+    this->socket().setNoDelay(true);
+  }
+
   int write(const char* buffer, std::streamsize length) override {
     if (gathering_) {
       gathered_.append(buffer, static_cast<size_t>(length));
