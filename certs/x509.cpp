@@ -215,17 +215,40 @@ std::vector<std::string> serviceDnsNames(std::string_view service, std::string_v
   return {s, s + "." + n, s + "." + n + ".svc", s + "." + n + ".svc.cluster.local"};
 }
 
+namespace {
+
+// A new v3 certificate with a random serial and `days` of validity from
+// issuedAt (now when unset); the caller sets names, key and extensions.
+Result<X509Ptr> newCertificate(int days, std::optional<Clock::time_point> issuedAt) {
+  X509Ptr cert(X509_new());
+  if (!cert) return fail("certificate: out of memory");
+  X509_set_version(cert.get(), X509_VERSION_3);
+  if (Outcome o = setRandomSerial(cert.get()); !o) return o.error();
+  if (Outcome o = setValidity(cert.get(), days, issuedAt); !o) return o.error();
+  return cert;
+}
+
+// Signs `cert` with `signer` and returns it with its own private key, as PEM.
+Result<PemPair> signedPair(X509* cert, EVP_PKEY* signer, EVP_PKEY* key, const char* what) {
+  if (X509_sign(cert, signer, EVP_sha256()) == 0) return fail(std::string("certificate: signing") + what);
+  auto certPem = certificatePem(cert);
+  if (!certPem) return certPem.error();
+  auto privPem = keyPem(key);
+  if (!privPem) return privPem.error();
+  return PemPair{std::move(*certPem), std::move(*privPem)};
+}
+
+}  // namespace
+
 Result<PemPair> generateCa(std::string_view commonName, int days, KeyType type,
                            std::optional<Clock::time_point> issuedAt) {
   if (Outcome o = checkDays(days); !o) return o.error();
   if (commonName.empty()) return fieldError("commonName", "must not be empty");
   auto key = generateKey(type);
   if (!key) return key.error();
-  X509Ptr cert(X509_new());
-  if (!cert) return fail("certificate: out of memory");
-  X509_set_version(cert.get(), X509_VERSION_3);
-  if (Outcome o = setRandomSerial(cert.get()); !o) return o.error();
-  if (Outcome o = setValidity(cert.get(), days, issuedAt); !o) return o.error();
+  auto created = newCertificate(days, issuedAt);
+  if (!created) return created.error();
+  X509Ptr cert = std::move(*created);
   if (Outcome o = setSubjectCommonName(cert.get(), commonName); !o) return o.error();
   X509_set_issuer_name(cert.get(), X509_get_subject_name(cert.get()));
   X509_set_pubkey(cert.get(), key->get());
@@ -235,12 +258,7 @@ Result<PemPair> generateCa(std::string_view commonName, int days, KeyType type,
                             std::pair{NID_authority_key_identifier, "keyid:always"}}) {
     if (Outcome o = addExtension(cert.get(), cert.get(), nid, value); !o) return o.error();
   }
-  if (X509_sign(cert.get(), key->get(), EVP_sha256()) == 0) return fail("certificate: signing the CA");
-  auto certPem = certificatePem(cert.get());
-  if (!certPem) return certPem.error();
-  auto privPem = keyPem(key->get());
-  if (!privPem) return privPem.error();
-  return PemPair{std::move(*certPem), std::move(*privPem)};
+  return signedPair(cert.get(), key->get(), key->get(), " the CA");
 }
 
 Result<PemPair> generateServingCert(const PemPair& ca, const std::vector<std::string>& dnsNames,
@@ -270,11 +288,9 @@ Result<PemPair> generateServingCert(const PemPair& ca, const std::vector<std::st
   auto key = generateKey(type);
   if (!key) return key.error();
 
-  X509Ptr cert(X509_new());
-  if (!cert) return fail("certificate: out of memory");
-  X509_set_version(cert.get(), X509_VERSION_3);
-  if (Outcome o = setRandomSerial(cert.get()); !o) return o.error();
-  if (Outcome o = setValidity(cert.get(), days, issuedAt); !o) return o.error();
+  auto created = newCertificate(days, issuedAt);
+  if (!created) return created.error();
+  X509Ptr cert = std::move(*created);
   // A leaf that outlives its CA would fail verification after the CA expires anyway.
   if (ASN1_TIME_compare(X509_get0_notAfter(cert.get()), X509_get0_notAfter(caCert->get())) > 0) {
     X509_set1_notAfter(cert.get(), X509_get0_notAfter(caCert->get()));
@@ -293,12 +309,7 @@ Result<PemPair> generateServingCert(const PemPair& ca, const std::vector<std::st
                             std::pair<int, std::string>{NID_authority_key_identifier, "keyid:always"}}) {
     if (Outcome o = addExtension(cert.get(), caCert->get(), nid, value); !o) return o.error();
   }
-  if (X509_sign(cert.get(), caKey->get(), EVP_sha256()) == 0) return fail("certificate: signing");
-  auto certPem = certificatePem(cert.get());
-  if (!certPem) return certPem.error();
-  auto privPem = keyPem(key->get());
-  if (!privPem) return privPem.error();
-  return PemPair{std::move(*certPem), std::move(*privPem)};
+  return signedPair(cert.get(), caKey->get(), key->get(), "");
 }
 
 Result<CertificateInfo> inspectCertificate(std::string_view pem) {
