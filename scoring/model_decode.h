@@ -248,6 +248,42 @@ auto reserveIn(std::vector<T>& out) {
   return [&out](size_t n) { out.reserve(n); };
 }
 
+// Appends decode(item, path) of each element of the list `key` to `out`.
+template <class V, class T, class Decode>
+Outcome readList(const V& object, std::string_view key, const Path& path, std::vector<T>& out, Decode decode) {
+  return forEachElement(
+      object, key, path,
+      [&](const V& item, const Path& p) -> Outcome {
+        auto decoded = decode(item, p);
+        if (!decoded) return decoded.error();
+        out.push_back(std::move(*decoded));
+        return {};
+      },
+      reserveIn(out));
+}
+
+// A list of weighted terms (the preferred terms of node and pod affinity):
+// objects of `weight` and, under `termKey`, a term read by decode into
+// `Weighted::*term`.
+template <class V, class Weighted, class Term, class Decode>
+Outcome readWeightedList(const V& object, std::string_view key, const Path& path, std::string_view termKey,
+                         Term Weighted::*term, std::vector<Weighted>& out, Decode decode) {
+  return forEachObject(
+      object, key, path,
+      [&](const V& item, const Path& p) -> Outcome {
+        Weighted weighted;
+        if (auto o = readInt32(item, "weight", p, weighted.weight); !o) return o;
+        if (auto t = item.member(termKey)) {
+          auto decoded = decode(*t, p.child(termKey));
+          if (!decoded) return decoded.error();
+          weighted.*term = std::move(*decoded);
+        }
+        out.push_back(std::move(weighted));
+        return {};
+      },
+      reserveIn(out));
+}
+
 template <class V>
 Outcome readStringList(const V& object, std::string_view key, const Path& path,
                        std::vector<std::string>& out) {
@@ -470,30 +506,12 @@ Result<std::optional<NodeAffinity>> decodeNodeAffinity(const V& affinity, const 
   if (*required) {
     const Path rp = here.child("requiredDuringSchedulingIgnoredDuringExecution");
     NodeSelector selector;
-    if (auto o = forEachElement(**required, "nodeSelectorTerms", rp,
-                                [&](const V& item, const Path& p) -> Outcome {
-                                  auto term = decodeNodeSelectorTerm(item, p);
-                                  if (!term) return term.error();
-                                  selector.terms.push_back(std::move(*term));
-                                  return {};
-                                });
-        !o)
+    if (auto o = readList(**required, "nodeSelectorTerms", rp, selector.terms, decodeNodeSelectorTerm<V>); !o)
       return o.error();
     result.required = std::move(selector);
   }
-
-  if (auto o = forEachObject(na, "preferredDuringSchedulingIgnoredDuringExecution", here,
-                             [&](const V& item, const Path& p) -> Outcome {
-                               PreferredSchedulingTerm term;
-                               if (auto o = readInt32(item, "weight", p, term.weight); !o) return o;
-                               if (auto pref = item.member("preference")) {
-                                 auto decoded = decodeNodeSelectorTerm(*pref, p.child("preference"));
-                                 if (!decoded) return decoded.error();
-                                 term.preference = std::move(*decoded);
-                               }
-                               result.preferred.push_back(std::move(term));
-                               return {};
-                             });
+  if (auto o = readWeightedList(na, "preferredDuringSchedulingIgnoredDuringExecution", here, "preference",
+                                &PreferredSchedulingTerm::preference, result.preferred, decodeNodeSelectorTerm<V>);
       !o)
     return o.error();
   return std::optional<NodeAffinity>(std::move(result));
@@ -525,27 +543,12 @@ Result<std::optional<PodAffinityRules>> decodePodAffinityRules(const V& affinity
   const Path here = path.child(key);
   PodAffinityRules rules;
 
-  if (auto o = forEachElement(**obj, "requiredDuringSchedulingIgnoredDuringExecution", here,
-                              [&](const V& item, const Path& p) -> Outcome {
-                                auto term = decodePodAffinityTerm(item, p);
-                                if (!term) return term.error();
-                                rules.required.push_back(std::move(*term));
-                                return {};
-                              });
+  if (auto o = readList(**obj, "requiredDuringSchedulingIgnoredDuringExecution", here, rules.required,
+                        decodePodAffinityTerm<V>);
       !o)
     return o.error();
-  if (auto o = forEachObject(**obj, "preferredDuringSchedulingIgnoredDuringExecution", here,
-                             [&](const V& item, const Path& p) -> Outcome {
-                               WeightedPodAffinityTerm weighted;
-                               if (auto o = readInt32(item, "weight", p, weighted.weight); !o) return o;
-                               if (auto t = item.member("podAffinityTerm")) {
-                                 auto term = decodePodAffinityTerm(*t, p.child("podAffinityTerm"));
-                                 if (!term) return term.error();
-                                 weighted.term = std::move(*term);
-                               }
-                               rules.preferred.push_back(std::move(weighted));
-                               return {};
-                             });
+  if (auto o = readWeightedList(**obj, "preferredDuringSchedulingIgnoredDuringExecution", here, "podAffinityTerm",
+                                &WeightedPodAffinityTerm::term, rules.preferred, decodePodAffinityTerm<V>);
       !o)
     return o.error();
   return std::optional<PodAffinityRules>(std::move(rules));
