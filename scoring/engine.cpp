@@ -51,12 +51,23 @@ constexpr size_t kHotNodeBytes = 3 * 64;
 // Reasons for the same verdict), by text once at the end.
 class ReasonTally {
  public:
+  // Inline for the usual case, the same Reasons as the last rejected node's
+  // (never empty ones: they are not counted, and their identity is null).
   void add(const Reasons& reasons, int32_t times) {
-    if (reasons.empty()) return;
     if (last_ < counted_.size() && counted_[last_].first.identity() == reasons.identity()) {
       counted_[last_].second += times;
       return;
     }
+    addElsewhere(reasons, times);
+  }
+  template <class F>
+  void forEach(F&& f) const {
+    for (const auto& [r, n] : counted_) f(r, n);
+  }
+
+ private:
+  [[gnu::noinline]] void addElsewhere(const Reasons& reasons, int32_t times) {
+    if (reasons.empty()) return;
     for (size_t i = 0; i < counted_.size(); ++i) {
       if (counted_[i].first.identity() == reasons.identity()) {
         counted_[i].second += times;
@@ -67,12 +78,7 @@ class ReasonTally {
     last_ = counted_.size();
     counted_.emplace_back(reasons, times);
   }
-  template <class F>
-  void forEach(F&& f) const {
-    for (const auto& [r, n] : counted_) f(r, n);
-  }
 
- private:
   std::vector<std::pair<Reasons, int32_t>> counted_;
   size_t last_ = 0;
 };
@@ -158,6 +164,58 @@ uint32_t verdictOf(NodeResults& r, const Status& status, std::string_view plugin
   r.rejections.push_back(std::move(copy));
   r.rejectionFilter.push_back(filterIndex);
   return static_cast<uint32_t>(r.rejections.size());
+}
+
+// totals[j] = the sum over k of rows[k][j] * weights[k], in the rows'
+// order, through passes over up to kRowsPerPass rows at a time (the totals
+// are read and written once per pass, not once per row). False when a
+// value of a row lies outside [kMinNodeScore, kMaxNodeScore] (the totals
+// are then meaningless).
+constexpr size_t kRowsPerPass = 4;
+template <size_t K, bool kFirst>
+bool weighPass(const int64_t* const* rows, const int64_t* weights, size_t count, int64_t* totals) {
+  constexpr uint64_t kSpan = static_cast<uint64_t>(kMaxNodeScore - kMinNodeScore);
+  const int64_t* r[K];
+  int64_t w[K];
+#pragma GCC unroll 8
+  for (size_t k = 0; k < K; ++k) {
+    r[k] = rows[k];
+    w[k] = weights[k];
+  }
+  bool outOfRange = false;
+  for (size_t j = 0; j < count; ++j) {
+    int64_t total = kFirst ? 0 : totals[j];
+#pragma GCC unroll 8
+    for (size_t k = 0; k < K; ++k) {
+      const int64_t v = r[k][j];
+      outOfRange |= static_cast<uint64_t>(v - kMinNodeScore) > kSpan;
+      total += v * w[k];
+    }
+    totals[j] = total;
+  }
+  return !outOfRange;
+}
+template <bool kFirst>
+bool weighPassOf(size_t k, const int64_t* const* rows, const int64_t* weights, size_t count, int64_t* totals) {
+  switch (k) {
+    case 1: return weighPass<1, kFirst>(rows, weights, count, totals);
+    case 2: return weighPass<2, kFirst>(rows, weights, count, totals);
+    case 3: return weighPass<3, kFirst>(rows, weights, count, totals);
+    default: return weighPass<kRowsPerPass, kFirst>(rows, weights, count, totals);
+  }
+}
+bool weighRows(std::span<const int64_t* const> rows, std::span<const int64_t> weights, size_t count, int64_t* totals) {
+  if (rows.empty()) {
+    std::fill(totals, totals + count, 0);
+    return true;
+  }
+  bool inRange = true;
+  for (size_t k = 0; k < rows.size(); k += kRowsPerPass) {
+    const size_t n = std::min(kRowsPerPass, rows.size() - k);
+    inRange &= k == 0 ? weighPassOf<true>(n, rows.data() + k, weights.data() + k, count, totals)
+                      : weighPassOf<false>(n, rows.data() + k, weights.data() + k, count, totals);
+  }
+  return inRange;
 }
 
 // The node-by-node filters that run, in profile order with their index
@@ -664,34 +722,41 @@ Decision decide(const Profile& profile, const Engine::Groups& groups, const Pod&
     }
   }
 
-  // NormalizeScore, weight and select. A skipped plugin scores 0.
-  s.totals.assign(feasibleCount, 0);
+  // NormalizeScore, weight and select. A skipped plugin scores 0 (its row
+  // is only read for per-plugin detail). Every normaliser runs before the
+  // weighted sum, which reads the rows of up to kRowsPerPass plugins per
+  // pass; a score outside [0, 100] fails the cycle with the first such
+  // plugin in profile order and its first such score, as when each plugin
+  // was checked right after its normaliser (normalisers change only their
+  // own row).
+  std::vector<const int64_t*> rows;
+  std::vector<int64_t> weights;
   for (size_t p = 0; p < scorePlugins.size(); ++p) {
     const WeightedScorePlugin& weighted = scorePlugins[p];
     std::span<int64_t> scores(s.scores.data() + p * rowStride, feasibleCount);
     if (skipped[p]) {
-      std::fill(scores.begin(), scores.end(), 0);
+      if (perPlugin) std::fill(scores.begin(), scores.end(), 0);
       continue;
     }
     if (groups.score[p])
       weighted.plugin->normalizeScores(r.state, rPod, scores);
     else
       weighted.plugin->normalizeScores(state, pod, scores);
-    // One unsigned compare per score finds any outside [min, max].
-    constexpr uint64_t kSpan = static_cast<uint64_t>(kMaxNodeScore - kMinNodeScore);
-    bool outOfRange = false;
-    int64_t* totals = s.totals.data();
-    const int64_t weight = weighted.weight;
-    for (size_t j = 0; j < feasibleCount; ++j) {
-      outOfRange |= static_cast<uint64_t>(scores[j] - kMinNodeScore) > kSpan;
-      totals[j] += scores[j] * weight;
-    }
-    if (outOfRange) {
-      int64_t score = *std::find_if(scores.begin(), scores.end(),
-                                    [](int64_t v) { return v < kMinNodeScore || v > kMaxNodeScore; });
-      Status failure(Code::Error, "plugin \"" + std::string(weighted.plugin->name()) + "\" returns an invalid score " +
-                                      std::to_string(score) + ", it should in the range of [0, 100] after normalizing");
-      failure.setPlugin(weighted.plugin->name());
+    rows.push_back(scores.data());
+    weights.push_back(weighted.weight);
+  }
+  s.totals.resize(feasibleCount);
+  if (!weighRows(rows, weights, feasibleCount, s.totals.data())) {
+    for (size_t p = 0; p < scorePlugins.size(); ++p) {
+      if (skipped[p]) continue;
+      const int64_t* scores = s.scores.data() + p * rowStride;
+      const int64_t* bad = std::find_if(scores, scores + feasibleCount,
+                                        [](int64_t v) { return v < kMinNodeScore || v > kMaxNodeScore; });
+      if (bad == scores + feasibleCount) continue;
+      const std::string_view name = scorePlugins[p].plugin->name();
+      Status failure(Code::Error, "plugin \"" + std::string(name) + "\" returns an invalid score " +
+                                      std::to_string(*bad) + ", it should in the range of [0, 100] after normalizing");
+      failure.setPlugin(name);
       decision.failure = std::move(failure);
       return decision;
     }

@@ -215,11 +215,50 @@ class PodsPerNode {
 
 // std::round (half away from zero, as Go's math.Round) without the libm
 // call, exact for the non-negative scores below 2^62 that Score sums.
-int64_t roundScore(double score) {
+// Inlined: it runs once per feasible node, and a call costs as much as it does.
+[[gnu::always_inline]] inline int64_t roundScore(double score) {
   if (!(score >= 0 && score < 0x1p62)) return static_cast<int64_t>(std::round(score));
   const int64_t whole = static_cast<int64_t>(score);
   // Without a branch: the fractions of nodes' scores follow no pattern.
   return whole + static_cast<int64_t>(score - static_cast<double>(whole) >= 0.5);
+}
+
+// PreScore's id of a feasible node that is not one of the view's.
+constexpr uint32_t kNoId = UINT32_MAX;
+
+// Per feasible node j: ids[j], its NodeInfo::id when it is one of the view's
+// (viewNodeId: the node itself is not read while its id is its position),
+// else kNoId; and values[j * n + i], its value of keys[i], read from the
+// label column columns[i] by id for the view's nodes. A function of its own,
+// over N keys known at compile time (N == 0: keys.size()), so that the loop
+// keeps its pointers in registers: it runs once per feasible node.
+template <size_t N>
+void gatherTopologyValuesOf(const ClusterView& view, std::span<const NodeInfo* const> feasible,
+                            std::span<const TopologyKey> keys, std::span<const std::span<const uint32_t>> columns,
+                            uint32_t* ids, uint32_t* values) {
+  const size_t n = N != 0 ? N : keys.size();
+  for (size_t j = 0; j < feasible.size(); ++j) {
+    const NodeInfo& node = *feasible[j];
+    uint32_t* nodeValues = values + j * n;
+    if (!view.holds(node)) {
+      ids[j] = kNoId;
+      for (size_t i = 0; i < n; ++i) nodeValues[i] = keys[i].valueOf(node);
+      continue;
+    }
+    const uint32_t id = viewNodeId(view, node);
+    ids[j] = id;
+    for (size_t i = 0; i < n; ++i) nodeValues[i] = id < columns[i].size() ? columns[i][id] : TopologyKey::kAbsent;
+  }
+}
+
+void gatherTopologyValues(const ClusterView& view, std::span<const NodeInfo* const> feasible,
+                          std::span<const TopologyKey> keys, std::span<const std::span<const uint32_t>> columns,
+                          uint32_t* ids, uint32_t* values) {
+  switch (keys.size()) {
+    case 1: return gatherTopologyValuesOf<1>(view, feasible, keys, columns, ids, values);
+    case 2: return gatherTopologyValuesOf<2>(view, feasible, keys, columns, ids, values);  // the system defaults
+    default: return gatherTopologyValuesOf<0>(view, feasible, keys, columns, ids, values);
+  }
 }
 
 bool hasAllKeys(const std::vector<TopologyKey>& keys, const NodeInfo& node) {
@@ -455,28 +494,21 @@ class PodTopologySpread final : public PreFilterPlugin,
       registered.emplace_back(domains, 0);
     }
     const std::vector<char> hostname(state->hostname.begin(), state->hostname.end());
-    // Per feasible node: its id when it is one of the view's (its labels read
-    // by id from the label columns, the node itself not read while its id is
-    // its position: viewNodeId), else kNoId;
-    // and its value of every key, kept for the scores at the end.
-    constexpr uint32_t kNoId = UINT32_MAX;
-    std::vector<uint32_t> feasibleIds(feasible.size(), kNoId);
+    // Per feasible node: its id (kNoId for a node that is not the view's)
+    // and its value of every key (gatherTopologyValues), kept for the scores at the end.
+    std::vector<uint32_t> feasibleIds(feasible.size());
     std::vector<uint32_t> values(feasible.size() * n);
     std::vector<std::span<const uint32_t>> columns;
     for (const Constraint& c : state->constraints) columns.push_back(view.nodeLabelColumn(view.nodeLabelKeyId(c.topologyKey)));
+    gatherTopologyValues(view, feasible, state->keys, columns, feasibleIds.data(), values.data());
     size_t ignoredCount = 0;
     for (size_t j = 0; j < feasible.size(); ++j) {
       const NodeInfo* node = feasible[j];
-      const bool byId = view.holds(*node);
-      const uint32_t id = byId ? viewNodeId(view, *node) : kNoId;
-      uint32_t* nodeValues = values.data() + j * n;
-      bool allKeys = true;
-      for (size_t i = 0; i < n; ++i) {
-        nodeValues[i] = byId ? (id < columns[i].size() ? columns[i][id] : TopologyKey::kAbsent)
-                             : state->keys[i].valueOf(*node);
-        allKeys = allKeys && nodeValues[i] != TopologyKey::kAbsent;
-      }
-      feasibleIds[j] = id;
+      const uint32_t id = feasibleIds[j];
+      const bool byId = id != kNoId;
+      const uint32_t* nodeValues = values.data() + j * n;
+      const bool allKeys =
+          std::none_of(nodeValues, nodeValues + n, [](uint32_t v) { return v == TopologyKey::kAbsent; });
       if (requireAllTopologies && !allKeys) {
         if (byId)
           state->ignored[id] = 1;

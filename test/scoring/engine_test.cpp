@@ -157,6 +157,59 @@ std::vector<Case> cases() {
                  {},
                  {},
                  "plugin \"ScoreA\" returns an invalid score 101, it should in the range of [0, 100] after normalizing"});
+  // Five scoring plugins: the engine sums the weighted rows four at a time.
+  auto fiveScorers = [](json allA, json allB) {
+    return profileWith({{"preScore", {{"enabled", {{{"name", "AllA"}}}}}},
+                        {"score",
+                         {{"enabled",
+                           {{{"name", "ScoreA"}},
+                            {{"name", "ScoreB"}, {"weight", 2}},
+                            {{"name", "PreScoreScore"}, {"weight", 3}},
+                            {{"name", "AllA"}, {"weight", 4}},
+                            {{"name", "AllB"}, {"weight", 5}}}}}}},
+                       {cfg("ScoreA", {{"scores", {{"n1", 10}, {"n2", 100}, {"n3", 0}}}}),
+                        cfg("ScoreB", {{"scores", {{"n1", 20}, {"n2", 0}, {"n3", 100}}}}),
+                        cfg("PreScoreScore", {{"scores", {{"n1", 30}, {"n2", 0}, {"n3", 100}}}}),
+                        cfg("AllA", std::move(allA)), cfg("AllB", std::move(allB))});
+  };
+  const json allAScores = {{"scores", {{"n1", 40}, {"n2", 0}, {"n3", 100}}}};
+  const json allBScores = {{"scores", {{"n1", 50}, {"n2", 100}, {"n3", 0}}}};
+  out.push_back({"five weighted plugins add up to one total per node",
+                 {"n1", "n2", "n3"},
+                 fiveScorers(allAScores, allBScores),
+                 "n3",
+                 {"n1", "n2", "n3"},
+                 {},
+                 {{"n1", {10, 20, 30, 40, 50, 550}}, {"n2", {100, 0, 0, 0, 100, 600}}, {"n3", {0, 100, 100, 100, 0, 900}}}});
+  json allASkips = allAScores;
+  allASkips["preScore"] = "skip";
+  out.push_back({"a plugin whose PreScore skips adds nothing among five",
+                 {"n1", "n2", "n3"},
+                 fiveScorers(allASkips, allBScores),
+                 "n2",
+                 {"n1", "n2", "n3"},
+                 {},
+                 {{"n1", {10, 20, 30, 0, 50, 390}}, {"n2", {100, 0, 0, 0, 100, 600}}, {"n3", {0, 100, 100, 0, 0, 500}}}});
+  json allBInvalid = allBScores;
+  allBInvalid["normalize"] = "invalid";
+  out.push_back({"the fifth plugin's score outside 0..100 fails the cycle",
+                 {"n1", "n2", "n3"},
+                 fiveScorers(allAScores, allBInvalid),
+                 "",
+                 {"n1", "n2", "n3"},
+                 {},
+                 {},
+                 "plugin \"AllB\" returns an invalid score 101, it should in the range of [0, 100] after normalizing"});
+  json allAInvalid = allAScores;
+  allAInvalid["normalize"] = "invalid";
+  out.push_back({"of two plugins scoring outside 0..100 the first in profile order fails the cycle",
+                 {"n1", "n2", "n3"},
+                 fiveScorers(allAInvalid, allBInvalid),
+                 "",
+                 {"n1", "n2", "n3"},
+                 {},
+                 {},
+                 "plugin \"AllA\" returns an invalid score 101, it should in the range of [0, 100] after normalizing"});
   out.push_back({"a Filter error fails the cycle",
                  {"n1", "n2"},
                  profileWith({{"filter", {{"enabled", {{{"name", "FilterA"}}}}}}}, {cfg("FilterA", {{"error", {{"n1", "boom"}}}})}),
