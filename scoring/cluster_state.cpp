@@ -639,6 +639,10 @@ void MutableClusterView::upsertPod(const Pod& pod) {
     podByKey_.emplace(std::move(key), slot);
   } else {
     slot = static_cast<uint32_t>(podTable_.size());
+    // Grown four-fold, not two: an initial sync fills it from empty, and each
+    // growth moves every record into fresh pages. Capacity not yet used is
+    // address space only (its pages are never touched), not memory.
+    if (podTable_.size() == podTable_.capacity()) podTable_.reserve(std::max<size_t>(1024, podTable_.capacity() * 4));
     podTable_.emplace_back();
     podByKey_.emplace(std::move(key), slot);
   }

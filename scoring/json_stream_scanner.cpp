@@ -1,8 +1,13 @@
 #include "scoring/json_stream_scanner.h"
 
 #include <algorithm>
+#include <bit>
 #include <cstdlib>
 #include <cstring>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 namespace placer {
 
@@ -109,6 +114,99 @@ Outcome JsonStreamScanner::emitFrom(const char* piece, size_t from, size_t to, u
   return {};
 }
 
+namespace {
+
+// Bit k of each mask is byte k of a 64-byte block.
+struct BlockMasks {
+  uint64_t quote = 0, backslash = 0, open = 0, close = 0;
+};
+
+BlockMasks classify(const char* p) {
+  BlockMasks m;
+#if defined(__SSE2__)
+  const __m128i quote = _mm_set1_epi8('"'), backslash = _mm_set1_epi8('\\');
+  const __m128i lower = _mm_set1_epi8(0x20), open = _mm_set1_epi8('{'), close = _mm_set1_epi8('}');
+  for (int k = 0; k < 4; ++k) {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16 * k));
+    // '[' | 0x20 == '{' and ']' | 0x20 == '}'; no other byte maps to either.
+    const __m128i folded = _mm_or_si128(v, lower);
+    const int shift = 16 * k;
+    m.quote |= uint64_t(uint32_t(_mm_movemask_epi8(_mm_cmpeq_epi8(v, quote)))) << shift;
+    m.backslash |= uint64_t(uint32_t(_mm_movemask_epi8(_mm_cmpeq_epi8(v, backslash)))) << shift;
+    m.open |= uint64_t(uint32_t(_mm_movemask_epi8(_mm_cmpeq_epi8(folded, open)))) << shift;
+    m.close |= uint64_t(uint32_t(_mm_movemask_epi8(_mm_cmpeq_epi8(folded, close)))) << shift;
+  }
+#else
+  for (int k = 0; k < 64; ++k) {
+    const char c = p[k];
+    const uint64_t bit = uint64_t(1) << k;
+    if (c == '"') m.quote |= bit;
+    if (c == '\\') m.backslash |= bit;
+    if (c == '{' || c == '[') m.open |= bit;
+    if (c == '}' || c == ']') m.close |= bit;
+  }
+#endif
+  return m;
+}
+
+// Bit k set when an odd number of bits at or below k are set in x.
+uint64_t prefixXor(uint64_t x) {
+  x ^= x << 1;
+  x ^= x << 2;
+  x ^= x << 4;
+  x ^= x << 8;
+  x ^= x << 16;
+  x ^= x << 32;
+  return x;
+}
+
+}  // namespace
+
+size_t JsonStreamScanner::skipCapturedBlocks(const char* p, size_t i, size_t n) {
+  while (n - i >= 64) {
+    const BlockMasks m = classify(p + i);
+    if (m.backslash || escape_) {
+      // Escapes: this block byte by byte.
+      for (size_t k = i; k < i + 64; ++k) {
+        const char c = p[k];
+        if (inString_) {
+          if (escape_) escape_ = false;
+          else if (c == '\\') escape_ = true;
+          else if (c == '"') inString_ = false;
+        } else if (c == '"') {
+          inString_ = true;
+        } else if (c == '{' || c == '[') {
+          ++depth_;
+        } else if (c == '}' || c == ']') {
+          if (depth_ - 1 == captureDepth_) return k;
+          --depth_;
+        }
+      }
+      i += 64;
+      continue;
+    }
+    // Inside a string: after an odd number of quotes from the block's start
+    // (the opening quote's own bit is set, the closing one's is not).
+    const uint64_t inString = prefixXor(m.quote) ^ (inString_ ? ~uint64_t(0) : 0);
+    uint64_t brackets = (m.open | m.close) & ~inString;
+    while (brackets) {
+      const int k = std::countr_zero(brackets);
+      brackets &= brackets - 1;
+      if (m.open >> k & 1) {
+        ++depth_;
+      } else if (depth_ - 1 == captureDepth_) {
+        inString_ = false;  // a bracket outside strings
+        return i + static_cast<size_t>(k);  // the captured value's last byte
+      } else {
+        --depth_;
+      }
+    }
+    inString_ = inString >> 63;
+    i += 64;
+  }
+  return i;
+}
+
 Outcome JsonStreamScanner::feed(std::string_view piece) {
   if (failed_) return Error{error_};
   const char* p = piece.data();
@@ -165,6 +263,10 @@ Outcome JsonStreamScanner::feed(std::string_view piece) {
     if (capturing_ && !inScalar_) {
       // Inside a captured object or array only strings and brackets matter;
       // the value's own syntax is checked when it is parsed.
+      if (depth_ > captureDepth_) {
+        i = skipCapturedBlocks(p, i, n);
+        if (inString_) continue;
+      }
       i = nextStructural(p, i, n);
       if (i >= n) break;
       const char c = p[i];

@@ -88,6 +88,13 @@ class JsonStreamScanner {
   bool keyRead(uint64_t at);
   // The captured value ends at piece[to - 1]; it began at piece[from] or in an earlier piece.
   Outcome emitFrom(const char* piece, size_t from, size_t to, uint64_t at);
+  // Inside a captured object or array (depth_ > captureDepth_, outside a
+  // string): steps over p[i, n) 64 bytes at a time, keeping inString_,
+  // escape_ and depth_, and stops at the bracket that closes the captured
+  // value (not consumed) or where fewer than 64 bytes are left. Returns the
+  // new position. A block without backslashes costs a few mask operations
+  // (strings from the quotes' running parity), not a step per string.
+  size_t skipCapturedBlocks(const char* p, size_t i, size_t n);
 
   Mode mode_;
   Sink onValue_;

@@ -145,6 +145,38 @@ TEST(ListScanTest, YieldsItemsAndMetadataWhereverThePiecesBreak) {
   }
 }
 
+// Items long enough to be stepped over in 64-byte blocks: quotes, escaped
+// quotes, backslash runs and brackets inside strings land at every offset of
+// a block (the padding string shifts them by one byte per item), and the body
+// is cut in two at every position.
+TEST(ListScanTest, LongItemsWhereverTheBlocksAndPiecesBreak) {
+  std::vector<std::string> items;
+  for (size_t shift = 0; shift < 64; ++shift)
+    items.push_back(R"({"pad":")" + std::string(shift, 'x') + R"(","s":"a}{][\"\\","n":[[1,{"x":"]}"}],{}],)" +
+                    R"("long":")" + std::string(70, '{') + std::string(70, ']') + R"(",)" +
+                    R"("esc":"\\\\\\\"}\\","q":"\"","e":{"k":[],"\\":"\\\\"}})");
+  std::string body = R"({"metadata":{"resourceVersion":"7"},"items":[)";
+  for (size_t i = 0; i < items.size(); ++i) body += (i ? "," : "") + items[i];
+  body += "]}";
+  for (const std::string& item : items) ASSERT_TRUE(nlohmann::json::accept(item)) << item;
+  for (size_t cut = 0; cut <= body.size(); cut += 7) {
+    std::vector<std::string> got;
+    JsonStreamScanner scanner(JsonStreamScanner::Mode::ListItems, [&](std::string_view v) -> Outcome {
+      got.emplace_back(v);
+      return {};
+    });
+    ASSERT_TRUE(scanner.feed(std::string_view(body).substr(0, cut))) << "cut " << cut;
+    ASSERT_TRUE(scanner.feed(std::string_view(body).substr(cut))) << "cut " << cut;
+    ASSERT_TRUE(scanner.finish()) << "cut " << cut;
+    ASSERT_EQ(got, items) << "cut " << cut;
+  }
+  for (size_t step : {size_t(0), size_t(63), size_t(64), size_t(65), size_t(127), size_t(4096)}) {
+    Collected got;
+    ASSERT_TRUE(scan(JsonStreamScanner::Mode::ListItems, body, step, got)) << "step " << step;
+    EXPECT_EQ(got.values, items) << "step " << step;
+  }
+}
+
 TEST(ListScanTest, EmptyAndNullItems) {
   for (const char* body : {R"({"metadata":{"resourceVersion":"1"},"items":[]})",
                            R"({"metadata":{"resourceVersion":"1"},"items":null})"}) {

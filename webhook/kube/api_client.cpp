@@ -26,6 +26,7 @@ namespace placer::kube {
 namespace {
 
 constexpr size_t kMaxErrorBody = 64 * 1024;
+constexpr size_t kTlsReadBuffer = 128 * 1024;  // OpenSSL's read-ahead buffer per connection
 
 // What a session writes can be gathered and sent as one write: a request's
 // headers and body become one TLS record and one send(2), not two. (Not a
@@ -256,6 +257,12 @@ Result<std::unique_ptr<ApiClient>> ApiClient::create(const KubeConfig& config, A
     // Poco's: Poco matches only DNS names and skips the check for localhost.
     context->enableExtendedCertificateVerification(false);
     SSL_CTX* ctx = context->sslContext();
+    // Poco asks SSL_read for at most 4 KB (its HTTP buffer); without read-ahead
+    // OpenSSL then makes two read() calls per 16 KB record (header, body). With
+    // it, one read() takes whatever has arrived, up to the buffer below: a
+    // list of a gigabyte is read in far fewer system calls.
+    SSL_CTX_set_read_ahead(ctx, 1);
+    SSL_CTX_set_default_read_buffer_len(ctx, kTlsReadBuffer);
     if (config.insecureSkipTlsVerify) {
       SSL_CTX_set_verify(ctx, SSL_VERIFY_NONE, nullptr);
     } else {

@@ -92,6 +92,8 @@ class ListDecoder {
   // ~150 pods: a handler applies a batch under one exclusive lock of the view.
   static constexpr size_t kBatchBytes = 1024 * 1024;
   static constexpr size_t kMaxQueued = 2;
+  // Room for the item that crosses kBatchBytes, and the parser's padding.
+  static constexpr size_t kBatchSlack = 64 * 1024;
   struct Batch {
     std::string bytes;
     std::vector<size_t> ends;  // where each item ends in bytes
@@ -123,6 +125,7 @@ class ListDecoder {
     wake_.notify_one();
     next.bytes.clear();
     next.ends.clear();
+    next.bytes.reserve(kBatchBytes + kBatchSlack);
     current_ = std::move(next);
   }
   // Marks the list failed at its first bad item (the lowest batch that failed
@@ -179,7 +182,9 @@ class ListDecoder {
         lock.lock();
       }
       --busy_;
-      if (spare_.size() < 2) spare_.push_back(std::move(batch));
+      // Kept for reuse: at most kMaxQueued + the workers + the one being
+      // filled ever exist, and a fresh 1 MB buffer is fresh pages to fault in.
+      spare_.push_back(std::move(batch));
       idle_.notify_all();
     }
   }
