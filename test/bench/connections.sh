@@ -11,6 +11,10 @@
 #
 #   BUILD=build test/bench/connections.sh
 #   PAIRS=3 SECONDS_PER_RUN=8 SLOWLORIS_INTERVAL=100 DRY_RUN=0 test/bench/connections.sh
+# SERVER_LOADGEN=path runs the server from another build (an A/B of two
+# builds' servers, with the same clients and holder): e.g. main's binary.
+# LATENCY_LOG=prefix writes each open-loop run's answers (start, latency) and
+# the holder's slowloris passes to prefix.<run>.{answers,passes}.
 set -euo pipefail
 BUILD=${BUILD:-build}
 NODES=${NODES:-5000}
@@ -24,6 +28,8 @@ SLOWLORIS_INTERVAL=${SLOWLORIS_INTERVAL:-100}
 # view for their lifetime and the runs after it decide against more of them.
 DRY_RUN=${DRY_RUN:-1}
 LOADGEN="$BUILD/test/bench/admission_loadgen"
+SERVER_LOADGEN=${SERVER_LOADGEN:-$LOADGEN}
+LATENCY_LOG=${LATENCY_LOG:-}
 DIR=$(mktemp -d)
 SERVER_PID=""; HOLDER_PID=""
 cleanup() {
@@ -34,7 +40,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-"$LOADGEN" --serve "$DIR" --nodes "$NODES" --workers 8 >"$DIR/server.out" 2>&1 &
+"$SERVER_LOADGEN" --serve "$DIR" --nodes "$NODES" --workers 8 >"$DIR/server.out" 2>&1 &
 SERVER_PID=$!
 until [ -s "$DIR/port" ]; do
   kill -0 "$SERVER_PID" 2>/dev/null || { cat "$DIR/server.out"; exit 1; }
@@ -47,9 +53,14 @@ clients() {  # label, then admission_loadgen client options
   echo "== $label ($(uptime | sed 's/.*load/load/'))"
   "$LOADGEN" --target "$DIR" --nodes "$NODES" --route mutate --dry-run "$DRY_RUN" "$@" | grep -E '^/mutate|failures'
 }
-hold() {  # holds the idle and slowloris connections until stopped
+log() {  # the --latency-log option for run $1, when LATENCY_LOG is set
+  [ -n "$LATENCY_LOG" ] && echo "--latency-log $LATENCY_LOG.$1"
+  true
+}
+hold() {  # holds the idle and slowloris connections until stopped; $1: the run, for LATENCY_LOG
   stdbuf -oL "$LOADGEN" --target "$DIR" --nodes "$NODES" --route hold --seconds 3600 --connections 1000 \
-    --slowloris 200 --slowloris-interval "$SLOWLORIS_INTERVAL" --server-pid "$SERVER_PID" >"$DIR/holder.out" 2>&1 &
+    --slowloris 200 --slowloris-interval "$SLOWLORIS_INTERVAL" --server-pid "$SERVER_PID" \
+    $(log "${1:-hold}.passes") >"$DIR/holder.out" 2>&1 &
   HOLDER_PID=$!
   until grep -q 'server RSS with them' "$DIR/holder.out"; do
     kill -0 "$HOLDER_PID" 2>/dev/null || { cat "$DIR/holder.out"; exit 1; }
@@ -70,9 +81,9 @@ for i in $(seq "$PAIRS"); do
   release
 done
 for i in $(seq "$PAIRS"); do
-  clients "A open loop ${RATE}/s, 4 clients" --clients 4 --rate "$RATE" --seconds "$SECONDS_PER_RUN"
-  hold
-  clients "B open loop ${RATE}/s, 4 clients, held" --clients 4 --rate "$RATE" --seconds "$SECONDS_PER_RUN"
+  clients "A open loop ${RATE}/s, 4 clients" --clients 4 --rate "$RATE" --seconds "$SECONDS_PER_RUN" $(log "A$i.answers")
+  hold "B$i"
+  clients "B open loop ${RATE}/s, 4 clients, held" --clients 4 --rate "$RATE" --seconds "$SECONDS_PER_RUN" $(log "B$i.answers")
   release
 done
 hold
