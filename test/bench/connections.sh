@@ -51,7 +51,10 @@ cat "$DIR/server.out"
 clients() {  # label, then admission_loadgen client options
   local label=$1; shift
   echo "== $label ($(uptime | sed 's/.*load/load/'))"
-  "$LOADGEN" --target "$DIR" --nodes "$NODES" --route mutate --dry-run "$DRY_RUN" "$@" | grep -E '^/mutate|failures'
+  local rc=0
+  "$LOADGEN" --target "$DIR" --nodes "$NODES" --route mutate --dry-run "$DRY_RUN" "$@" >"$DIR/clients.out" 2>&1 || rc=$?
+  grep -E '^/mutate|failures' "$DIR/clients.out" || true
+  [ "$rc" -eq 0 ] || { echo "(the clients exited with status $rc:)"; tail -5 "$DIR/clients.out"; }
 }
 log() {  # the --latency-log option for run $1, when LATENCY_LOG is set
   [ -n "$LATENCY_LOG" ] && echo "--latency-log $LATENCY_LOG.$1"
@@ -63,7 +66,13 @@ hold() {  # holds the idle and slowloris connections until stopped; $1: the run,
     $(log "${1:-hold}.passes") >"$DIR/holder.out" 2>&1 &
   HOLDER_PID=$!
   until grep -q 'server RSS with them' "$DIR/holder.out"; do
-    kill -0 "$HOLDER_PID" 2>/dev/null || { cat "$DIR/holder.out"; exit 1; }
+    if ! kill -0 "$HOLDER_PID" 2>/dev/null; then
+      local rc=0
+      wait "$HOLDER_PID" || rc=$?
+      echo "(the holder exited with status $rc:)"
+      cat "$DIR/holder.out"
+      exit 1
+    fi
     sleep 0.5
   done
   grep -E 'RSS|open' "$DIR/holder.out"
