@@ -61,6 +61,10 @@ log() {  # the --latency-log option for run $1, when LATENCY_LOG is set
   true
 }
 hold() {  # holds the idle and slowloris connections until stopped; $1: the run, for LATENCY_LOG
+  # Emptied here, not by the background job's redirection: the wait below
+  # must not see the previous holder's lines (it did, under load, and the
+  # script then stopped at the grep after it).
+  : >"$DIR/holder.out"
   stdbuf -oL "$LOADGEN" --target "$DIR" --nodes "$NODES" --route hold --seconds 3600 --connections 1000 \
     --slowloris 200 --slowloris-interval "$SLOWLORIS_INTERVAL" --server-pid "$SERVER_PID" \
     $(log "${1:-hold}.passes") >"$DIR/holder.out" 2>&1 &
