@@ -20,8 +20,10 @@
 #include <boost/asio/strand.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/core/read_size.hpp>
 #include <boost/beast/http.hpp>
 #include <malloc.h>
+#include <sys/resource.h>
 #include <unistd.h>
 #include <openssl/err.h>
 #include <openssl/ssl.h>
@@ -56,6 +58,11 @@ constexpr std::chrono::milliseconds kLingerTime{2000};
 // An unauthenticated request's body up to this size is read (and dropped) to
 // keep the connection; a larger one closes it unread.
 constexpr uint64_t kUnauthenticatedBodyBytes = 64 * 1024;
+// The handshake and slow lanes' threads run at these nice values (the I/O
+// threads and workers at the process's): with both cores busy a nice 5 thread
+// gets about a third of a normal thread's share, a nice 10 one a tenth.
+constexpr int kHandshakeLaneNice = 5;
+constexpr int kSlowLaneNice = 10;
 // Blocks at least this large are mapped on their own (tuneAllocatorForLargeRequests).
 constexpr size_t kMmapThresholdBytes = 1024 * 1024;
 // After a request this large its worker gives the arenas' free memory back.
@@ -95,16 +102,19 @@ class TlsSocket {
  public:
   using executor_type = tcp::socket::executor_type;
 
-  TlsSocket(tcp::socket& socket, SSL_CTX* context) : socket_(socket), ssl_(SSL_new(context)) {
+  TlsSocket(tcp::socket& socket, SSL_CTX* context) : socket_(&socket), ssl_(SSL_new(context)) {
     error_code ignored;
-    socket_.non_blocking(true, ignored);
-    if (ssl_ != nullptr) SSL_set_fd(ssl_, static_cast<int>(socket_.native_handle()));
+    socket_->non_blocking(true, ignored);
+    if (ssl_ != nullptr) SSL_set_fd(ssl_, static_cast<int>(socket_->native_handle()));
   }
   ~TlsSocket() { SSL_free(ssl_); }
   TlsSocket(const TlsSocket&) = delete;
   TlsSocket& operator=(const TlsSocket&) = delete;
 
-  executor_type get_executor() { return socket_.get_executor(); }
+  executor_type get_executor() { return socket_->get_executor(); }
+  // The same descriptor, now wrapped by another socket object (another
+  // lane's; the connection moves lanes with no operation in progress).
+  void rebind(tcp::socket& socket) { socket_ = &socket; }
   bool pending() const { return ssl_ != nullptr && SSL_pending(ssl_) > 0; }
 
   template <class Handler>  // void(error_code)
@@ -154,7 +164,7 @@ class TlsSocket {
   // call that started the operation.
   template <class Handler>
   void complete(Handler&& handler, const error_code& ec, size_t n) {
-    net::post(socket_.get_executor(),
+    net::post(socket_->get_executor(),
               [handler = std::forward<Handler>(handler), ec, n]() mutable { handler(ec, n); });
   }
 
@@ -166,7 +176,7 @@ class TlsSocket {
     if (n > 0) return complete(std::forward<Handler>(handler), error_code(), static_cast<size_t>(n));
     const int error = SSL_get_error(ssl_, n);
     if (error == SSL_ERROR_WANT_READ || error == SSL_ERROR_WANT_WRITE) {
-      socket_.async_wait(error == SSL_ERROR_WANT_READ ? tcp::socket::wait_read : tcp::socket::wait_write,
+      socket_->async_wait(error == SSL_ERROR_WANT_READ ? tcp::socket::wait_read : tcp::socket::wait_write,
                          [this, operation, handler = std::forward<Handler>(handler)](const error_code& ec) mutable {
                            if (ec) return complete(std::move(handler), ec, 0);
                            step(operation, std::move(handler));
@@ -189,7 +199,7 @@ class TlsSocket {
   }
 
   static constexpr size_t kGather = 16 * 1024;
-  tcp::socket& socket_;
+  tcp::socket* socket_;
   SSL* ssl_;
   std::string gathered_;
 };
@@ -292,10 +302,15 @@ struct HttpServer::Shared {
   Counter* headerTimeouts = nullptr;
   Counter* bodyTimeouts = nullptr;
   Counter* idleTimeouts = nullptr;
+  Gauge* slow = nullptr;
 
-  net::io_context io;
+  net::io_context io;           // the fast lane: accepting, and requests
+  net::io_context handshakeIo;  // the handshake lane: TLS connections until their handshake is done
+  net::io_context slowIo;       // the slow lane: connections whose headers arrive in pieces
   std::optional<net::executor_work_guard<net::io_context::executor_type>> keepRunning;
-  std::vector<std::thread> ioThreads;
+  std::optional<net::executor_work_guard<net::io_context::executor_type>> keepHandshakeRunning;
+  std::optional<net::executor_work_guard<net::io_context::executor_type>> keepSlowRunning;
+  std::vector<std::thread> ioThreads;  // every lane's
   std::unique_ptr<tcp::acceptor> acceptor;
   SslContext tls;  // null: plain HTTP
   std::shared_ptr<WorkQueue> work;
@@ -315,20 +330,34 @@ namespace {
 
 // One client connection, from accept to close. Runs on its own strand; a
 // worker hands its answer back by posting to that strand.
+//
+// Three lanes, each an io_context with its own thread(s), so that no
+// connection's I/O waits behind another kind's. A TLS connection starts on
+// the handshake lane (one thread at a lower CPU priority: a handshake costs
+// about a millisecond of CPU with OpenSSL 3, and the slowloris clients of the
+// benchmark reopen 40 connections a second), and moves to the fast lane (the
+// I/O threads) when its handshake is done; a plain one starts there. One
+// whose request headers then arrive in pieces (a slowloris client, a byte at
+// a time) moves to the slow lane (one thread at a still lower priority) and
+// stays there until it closes: each byte costs a wakeup, reads and a parse,
+// and 200 of them arriving together on the fast lane delayed every admission
+// queued behind them. The API server sends a request's headers in one piece.
+// A move happens with no operation in progress (RESULTS.md, session 10).
 class Connection : public std::enable_shared_from_this<Connection> {
  public:
   enum class Phase { Handshake, Idle, Header, Body, Queued, Writing, Lingering, Closed };
 
   Connection(std::shared_ptr<HttpServer::Shared> server, tcp::socket socket)
-      : server_(std::move(server)),
-        timer_(socket.get_executor()),
-        socket_(std::move(socket)) {
-    if (server_->tls) tls_.emplace(socket_, server_->tls.get());
+      : server_(std::move(server)), executor_(socket.get_executor()) {
+    timer_.emplace(executor_);
+    socket_.emplace(std::move(socket));
+    if (server_->tls) tls_.emplace(*socket_, server_->tls.get());
   }
 
   ~Connection() {
     server_->open->add(-1);
     if (phase_ == Phase::Idle) server_->idle->add(-1);
+    if (slowLane_) server_->slow->add(-1);
     std::lock_guard lock(server_->liveMutex);
     server_->live.erase(this);
     server_->liveChanged.notify_all();
@@ -339,7 +368,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
       std::lock_guard lock(server_->liveMutex);
       server_->live.insert(this);
     }
-    net::dispatch(socket_.get_executor(), [self = shared_from_this()] {
+    net::dispatch(executor_, [self = shared_from_this()] {
       if (self->server_->stopping) return self->close();
       if (!self->tls_) return self->awaitRequest();
       self->arm(Phase::Handshake, self->server_->options->handshakeTimeout);
@@ -350,7 +379,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // From another thread: closes the connection unless a request is being
   // answered (that one finishes, then the connection closes).
   void stop() {
-    net::post(socket_.get_executor(), [self = shared_from_this()] {
+    const net::any_io_executor executor = currentExecutor();
+    net::post(executor, [self = shared_from_this(), executor] {
+      // Moved to the slow lane meanwhile: again, on that lane's strand.
+      if (self->currentExecutor() != executor) return self->stop();
       if (self->phase_ != Phase::Queued && self->phase_ != Phase::Writing) self->close();
     });
   }
@@ -360,10 +392,14 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   void arm(Phase phase, std::chrono::milliseconds limit) {
     setPhase(phase);
+    timer_->expires_after(limit);
+    awaitDeadline();
+  }
+
+  void awaitDeadline() {
     const uint64_t generation = ++timerGeneration_;
-    timer_.expires_after(limit);
-    timer_.async_wait([self = shared_from_this(), generation](const error_code& ec) {
-      if (ec || generation != self->timerGeneration_) return;
+    timer_->async_wait([self = shared_from_this(), generation](const error_code& ec) {
+      if (ec || generation != self->timerGeneration_.load()) return;
       self->onDeadline();
     });
   }
@@ -371,7 +407,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void disarm(Phase phase) {
     setPhase(phase);
     ++timerGeneration_;
-    timer_.cancel();
+    timer_->cancel();
   }
 
   void setPhase(Phase phase) {
@@ -397,8 +433,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
     if (phase_ == Phase::Closed) return;
     disarm(Phase::Closed);
     error_code ignored;
-    socket_.shutdown(tcp::socket::shutdown_both, ignored);
-    socket_.close(ignored);
+    socket_->shutdown(tcp::socket::shutdown_both, ignored);
+    socket_->close(ignored);
   }
 
   // ---- the phases ----
@@ -412,7 +448,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
       }
       return close();
     }
-    awaitRequest();
+    // Handshakes run on their own lane; requests on the fast one.
+    moveTo(server_->io, [](Connection& c) { c.awaitRequest(); });
   }
 
   // Between requests: wait for the socket to be readable without a buffer,
@@ -425,7 +462,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     const bool pending = buffer_.size() > 0 || (tls_ && tls_->pending());
     if (pending) return readHeader();
     arm(Phase::Idle, std::chrono::duration_cast<std::chrono::milliseconds>(server_->options->keepAliveTimeout));
-    socket_.async_wait(tcp::socket::wait_read, [self = shared_from_this()](const error_code& ec) {
+    socket_->async_wait(tcp::socket::wait_read, [self = shared_from_this()](const error_code& ec) {
       if (ec || self->phase_ != Phase::Idle) return self->close();
       self->readHeader();
     });
@@ -439,11 +476,82 @@ class Connection : public std::enable_shared_from_this<Connection> {
     parser_->header_limit(kHeaderLimit);
     parser_->body_limit(options.maxBodyBytes);
     arm(Phase::Header, options.headerTimeout);
-    auto done = [self = shared_from_this()](const error_code& ec, size_t) { self->onHeader(ec); };
+    if (buffer_.size() > 0) return parseHeader();
+    readHeaderBytes();
+  }
+
+  // The headers are read a piece at a time (as Beast's async_read_header
+  // does), so that a connection whose headers arrive in pieces is seen.
+  void readHeaderBytes() {
+    const auto into = buffer_.prepare(boost::beast::read_size(buffer_, kHeaderLimit));
+    auto done = [self = shared_from_this()](const error_code& ec, size_t n) {
+      if (ec) return self->onReadError(ec);
+      self->buffer_.commit(n);
+      self->parseHeader();
+    };
     if (tls_)
-      http::async_read_header(*tls_, buffer_, *parser_, std::move(done));
+      tls_->async_read_some(into, std::move(done));
     else
-      http::async_read_header(socket_, buffer_, *parser_, std::move(done));
+      socket_->async_read_some(into, std::move(done));
+  }
+
+  void parseHeader() {
+    error_code ec;
+    const size_t used = parser_->put(buffer_.data(), ec);
+    buffer_.consume(used);
+    if (ec == http::error::need_more) {
+      if (!slowLane_ && buffer_.size() > 0) return moveToSlowLane();
+      return readHeaderBytes();
+    }
+    if (ec) return onReadError(ec);
+    if (!parser_->is_header_done()) return parseHeader();
+    onHeader(ec);
+  }
+
+  // Between two reads of a request's headers.
+  void moveToSlowLane() {
+    slowLane_ = true;
+    server_->slow->add(1);
+    moveTo(server_->slowIo, [](Connection& c) { c.readHeaderBytes(); });
+  }
+
+  // With no operation in progress: the descriptor leaves its lane's reactor
+  // for `lane`'s, keeps its deadline, and `next` runs on the new strand.
+  template <class Next>  // void(Connection&)
+  void moveTo(net::io_context& lane, Next next) {
+    error_code ec;
+    const auto protocol = socket_->local_endpoint(ec).protocol();
+    if (ec) return close();
+    const auto deadline = timer_->expiry();
+    ++timerGeneration_;  // a deadline already queued on the old strand is stale
+    const tcp::socket::native_handle_type fd = socket_->release(ec);
+    if (ec) return close();
+    const net::any_io_executor executor = net::make_strand(lane);
+    tcp::socket moved(executor);
+    moved.assign(protocol, fd, ec);
+    if (ec) {
+      ::close(fd);
+      return close();
+    }
+    {
+      std::lock_guard lock(server_->liveMutex);  // currentExecutor() reads it from other threads
+      socket_.emplace(std::move(moved));
+      timer_.emplace(executor);
+      executor_ = executor;
+    }
+    if (tls_) tls_->rebind(*socket_);
+    socket_->non_blocking(true, ec);
+    net::post(executor, [self = shared_from_this(), deadline, next = std::move(next)]() mutable {
+      if (self->server_->stopping) return self->close();
+      self->timer_->expires_at(deadline);
+      self->awaitDeadline();
+      next(*self);
+    });
+  }
+
+  net::any_io_executor currentExecutor() {
+    std::lock_guard lock(server_->liveMutex);
+    return executor_;
   }
 
   void onHeader(const error_code& ec) {
@@ -497,7 +605,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     if (tls_)
       http::async_read(*tls_, buffer_, *parser_, std::move(done));
     else
-      http::async_read(socket_, buffer_, *parser_, std::move(done));
+      http::async_read(*socket_, buffer_, *parser_, std::move(done));
   }
 
   void onReadError(const error_code& ec) {
@@ -573,7 +681,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
         shared->body = std::string();
         malloc_trim(0);
       }
-      net::post(self->socket_.get_executor(),
+      net::post(self->socket_->get_executor(),
                 [self, response = std::move(response)]() mutable { self->answer(std::move(response), self->ending()); });
     };
     if ((large ? server_->largeWork : server_->work)->tryPush(std::move(job))) return;
@@ -648,7 +756,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     if (tls_)
       http::async_write(*tls_, *response_, std::move(done));
     else
-      http::async_write(socket_, *response_, std::move(done));
+      http::async_write(*socket_, *response_, std::move(done));
   }
 
   // Reads and drops what the client still sends, for a bounded time and
@@ -671,7 +779,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     if (tls_)
       tls_->async_read_some(net::buffer(*drainBuffer_), std::move(done));
     else
-      socket_.async_read_some(net::buffer(*drainBuffer_), std::move(done));
+      socket_->async_read_some(net::buffer(*drainBuffer_), std::move(done));
   }
 
   template <class F>
@@ -679,14 +787,16 @@ class Connection : public std::enable_shared_from_this<Connection> {
     if (tls_)
       net::async_write(*tls_, bytes, std::forward<F>(f));
     else
-      net::async_write(socket_, bytes, std::forward<F>(f));
+      net::async_write(*socket_, bytes, std::forward<F>(f));
   }
 
   static constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
 
   std::shared_ptr<HttpServer::Shared> server_;
-  net::steady_timer timer_;
-  tcp::socket socket_;
+  // The strand of the connection's lane; written under server_->liveMutex.
+  net::any_io_executor executor_;
+  std::optional<net::steady_timer> timer_;  // on the lane's strand
+  std::optional<tcp::socket> socket_;        // on the lane's strand
   std::optional<TlsSocket> tls_;
   boost::beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
@@ -694,7 +804,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::unique_ptr<std::array<char, 16384>> drainBuffer_;
   size_t drained_ = 0;
   Phase phase_ = Phase::Handshake;
-  uint64_t timerGeneration_ = 0;
+  // Atomic: a deadline queued on the strand the connection left reads it.
+  std::atomic<uint64_t> timerGeneration_{0};
+  bool slowLane_ = false;
   bool timedOut_ = false;
   bool unauthorized_ = false;  // the request's body is read only to be dropped
   bool keepAlive_ = true;
@@ -705,7 +817,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
 }  // namespace
 
 void HttpServer::Shared::accept(const std::shared_ptr<Shared>& self) {
-  acceptor->async_accept(net::make_strand(io), [self](const error_code& ec, tcp::socket socket) {
+  // A TLS connection's socket starts on the handshake lane.
+  acceptor->async_accept(net::make_strand(tls ? handshakeIo : io), [self](const error_code& ec, tcp::socket socket) {
     if (ec == net::error::operation_aborted || self->stopping) return;
     if (!ec) {
       if (self->open->value() >= self->options->maxConnections) {
@@ -810,6 +923,10 @@ Result<std::unique_ptr<HttpServer>> HttpServer::start(ListenerOptions options) {
   shared->idleTimeouts = &metrics->counter("placer_http_timeouts_total", timeoutHelp, with("phase", "idle"));
   shared->headerTimeouts = &metrics->counter("placer_http_timeouts_total", timeoutHelp, with("phase", "header"));
   shared->bodyTimeouts = &metrics->counter("placer_http_timeouts_total", timeoutHelp, with("phase", "body"));
+  shared->slow = &metrics->gauge(
+      "placer_http_slow_connections",
+      "Open connections whose request headers arrived in pieces, served at a lower CPU priority, by listener.",
+      listener);
 
   if (opts.certificate) {
     auto context = makeServerContext(*opts.certificate);
@@ -849,10 +966,22 @@ Result<std::unique_ptr<HttpServer>> HttpServer::start(ListenerOptions options) {
   shared->largeWork = std::make_shared<WorkQueue>(static_cast<size_t>(opts.maxQueuedLargeRequests), *shared->queued);
   shared->largeWork->start(opts.largeWorkerThreads, shared->largeWork);
   shared->keepRunning.emplace(shared->io.get_executor());
+  shared->keepHandshakeRunning.emplace(shared->handshakeIo.get_executor());
+  shared->keepSlowRunning.emplace(shared->slowIo.get_executor());
   shared->acceptRetry = std::make_unique<net::steady_timer>(shared->io);
   shared->accept(shared);
   for (int i = 0; i < opts.ioThreads; ++i)
     shared->ioThreads.emplace_back([io = &shared->io, name = opts.name] {
+      try {
+        io->run();
+      } catch (const std::exception& e) {
+        logEvent(LogLevel::Error, "listener I/O thread failed", {{"listener", name}, {"error", e.what()}});
+      }
+    });
+  for (auto [io, nice] : {std::pair{&shared->handshakeIo, kHandshakeLaneNice}, std::pair{&shared->slowIo, kSlowLaneNice}})
+    shared->ioThreads.emplace_back([io = io, nice = nice, name = opts.name] {
+      // A thread's own nice value (Linux): a lower priority than the others'.
+      (void)setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), nice);
       try {
         io->run();
       } catch (const std::exception& e) {
@@ -919,6 +1048,8 @@ bool HttpServer::stop(std::chrono::milliseconds bound) {
              {{"listener", options_->name}, {"inFlight", inFlight()}});
     // Workers and I/O threads may still use the listener: leave it to process exit.
     s.keepRunning.reset();
+    s.keepHandshakeRunning.reset();
+    s.keepSlowRunning.reset();
     for (std::thread& t : s.ioThreads) t.detach();
     new std::shared_ptr<Shared>(shared_);
     return false;
@@ -926,6 +1057,8 @@ bool HttpServer::stop(std::chrono::milliseconds bound) {
   // Nothing is left for the I/O threads but the acceptor's cancelled wait:
   // without the guard they return once it has run.
   s.keepRunning.reset();
+  s.keepHandshakeRunning.reset();
+  s.keepSlowRunning.reset();
   for (std::thread& t : s.ioThreads) t.join();
   s.ioThreads.clear();
   return true;

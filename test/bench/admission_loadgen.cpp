@@ -164,7 +164,16 @@ struct Options {
   std::string eventsSinkDir;  // --events-sink: the Events API only
   std::string eventsApiDir;   // --events-api: the Events API of an --events-sink process
   int sinkPid = 0;
+  // --latency-log FILE: one line per answered request (its start and its
+  // latency), or, for --route hold, one line per slowloris pass (its start and
+  // the connections it reopened); times in ms of CLOCK_MONOTONIC, comparable
+  // across processes.
+  std::string latencyLog;
 };
+
+double monotonicMs(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double, std::milli>(t.time_since_epoch()).count();
+}
 
 // The resident set of a process, in MB (VmRSS).
 double rssMb(int pid) {
@@ -244,14 +253,17 @@ class BackgroundConnections {
     return idle_.size();
   }
 
-  void startSlowloris(int n, int intervalMs) {
+  void startSlowloris(int n, int intervalMs, std::string passLog = {}) {
     if (n <= 0) return;
-    thread_ = std::thread([this, n, intervalMs] {
+    thread_ = std::thread([this, n, intervalMs, passLog] {
+      std::FILE* log = passLog.empty() ? nullptr : std::fopen(passLog.c_str(), "w");
       std::vector<std::unique_ptr<testing::HttpTestClient>> slow(static_cast<size_t>(n));
       std::vector<int> silent(size_t(n / 4), -1);
       const std::string header = "POST /mutate HTTP/1.1\r\nHost: placer\r\nContent-Type: application/json\r\n";
       std::vector<size_t> sent(static_cast<size_t>(n), 0);
       while (!stopping_.load()) {
+        const double passStart = monotonicMs(std::chrono::steady_clock::now());
+        const size_t reopenedBefore = reopened_.load();
         for (size_t i = 0; i < slow.size() && !stopping_.load(); ++i) {
           if (!slow[i]) {
             auto c = connect();
@@ -273,11 +285,16 @@ class BackgroundConnections {
           }
           if (fd < 0) fd = rawConnect();
         }
+        if (log != nullptr) {  // flushed: the holder ends by a signal
+          std::fprintf(log, "%.3f %zu\n", passStart, reopened_.load() - reopenedBefore);
+          std::fflush(log);
+        }
         std::unique_lock lock(mutex_);
         wake_.wait_for(lock, std::chrono::milliseconds(intervalMs), [this] { return stopping_.load(); });
       }
       for (int fd : silent)
         if (fd >= 0) ::close(fd);
+      if (log != nullptr) std::fclose(log);
     });
   }
 
@@ -617,6 +634,7 @@ struct PhaseResult {
   size_t failures = 0;
   double seconds = 0;
   std::vector<double> latenciesUs;
+  std::vector<std::pair<double, double>> timeline;  // (start, ms monotonic; latency, µs), with --latency-log
   double avgBodyBytes = 0;
   double rate = 0;  // the schedule's rate, open loop
   size_t late = 0;  // open loop: sends that started after the next one was due
@@ -633,6 +651,7 @@ PhaseResult runPhase(const std::string& route, uint16_t port, const std::string&
   PhaseResult result;
   result.route = route;
   std::vector<std::vector<double>> perClient(size_t(o.clients));
+  std::vector<std::vector<std::pair<double, double>>> timelines(size_t(o.clients));
   std::vector<size_t> failures(size_t(o.clients), 0);
   std::vector<double> bodyBytes(size_t(o.clients), 0);
   std::vector<size_t> late(size_t(o.clients), 0);
@@ -680,6 +699,7 @@ PhaseResult runPhase(const std::string& route, uint16_t port, const std::string&
           continue;
         }
         lat.push_back(us);
+        if (!o.latencyLog.empty()) timelines[size_t(t)].emplace_back(monotonicMs(start), us);
         bodyBytes[size_t(t)] += double(body.size());
       }
     });
@@ -694,6 +714,7 @@ PhaseResult runPhase(const std::string& route, uint16_t port, const std::string&
   double bytes = 0;
   for (int t = 0; t < o.clients; ++t) {
     result.latenciesUs.insert(result.latenciesUs.end(), perClient[size_t(t)].begin(), perClient[size_t(t)].end());
+    result.timeline.insert(result.timeline.end(), timelines[size_t(t)].begin(), timelines[size_t(t)].end());
     result.failures += failures[size_t(t)];
     result.late += late[size_t(t)];
     bytes += bodyBytes[size_t(t)];
@@ -703,6 +724,14 @@ PhaseResult runPhase(const std::string& route, uint16_t port, const std::string&
   result.avgBodyBytes = result.requests ? bytes / double(result.requests) : 0;
   result.rate = o.rate;
   return result;
+}
+
+void writeTimeline(const std::string& path, const PhaseResult& r) {
+  if (path.empty()) return;
+  std::FILE* out = std::fopen(path.c_str(), "w");
+  if (out == nullptr) return;
+  for (const auto& [start, us] : r.timeline) std::fprintf(out, "%.3f %.0f\n", start, us);
+  std::fclose(out);
 }
 
 void report(const PhaseResult& r) {
@@ -782,7 +811,7 @@ int runClients(const Options& o, const GeneratorParams& params) {
     std::printf("idle keep-alive connections: %zu open\n", opened);
     if (o.serverPid > 0) std::printf("server RSS with them: %.1f MB\n", rssMb(o.serverPid));
   }
-  background.startSlowloris(o.slowloris, o.slowlorisIntervalMs);
+  background.startSlowloris(o.slowloris, o.slowlorisIntervalMs, o.route == "hold" ? o.latencyLog : std::string());
   // Request uids unique across client processes (a reservation is keyed by its uid).
   std::atomic<uint64_t> uids{(uint64_t(getpid()) << 32) | 1};
   if (o.route == "both" || o.route == "echo") report(runPhase("/echo", port, caPem, payloads, o, uids));
@@ -807,6 +836,7 @@ int runClients(const Options& o, const GeneratorParams& params) {
     const auto started = Clock::now();
     const PhaseResult mutate = runPhase("/mutate", port, caPem, payloads, o, uids);
     report(mutate);
+    writeTimeline(o.latencyLog, mutate);
     reportOutcomes(
         o, mutate, [&] { return "\n" + getFrom(o.targetDir, "/loadgen/metrics"); },
         [&]() -> uint64_t {
@@ -858,6 +888,7 @@ int main(int argc, char** argv) {
     else if (a == "--events-sink") o.eventsSinkDir = v;
     else if (a == "--events-api") o.eventsApiDir = v;
     else if (a == "--sink-pid") o.sinkPid = std::stoi(v);
+    else if (a == "--latency-log") o.latencyLog = v;
     else {
       std::fprintf(stderr, "unknown option %s\n", a.c_str());
       return 2;

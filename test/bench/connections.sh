@@ -11,6 +11,10 @@
 #
 #   BUILD=build test/bench/connections.sh
 #   PAIRS=3 SECONDS_PER_RUN=8 SLOWLORIS_INTERVAL=100 DRY_RUN=0 test/bench/connections.sh
+# SERVER_LOADGEN=path runs the server from another build (an A/B of two
+# builds' servers, with the same clients and holder): e.g. main's binary.
+# LATENCY_LOG=prefix writes each open-loop run's answers (start, latency) and
+# the holder's slowloris passes to prefix.<run>.{answers,passes}.
 set -euo pipefail
 BUILD=${BUILD:-build}
 NODES=${NODES:-5000}
@@ -24,6 +28,8 @@ SLOWLORIS_INTERVAL=${SLOWLORIS_INTERVAL:-100}
 # view for their lifetime and the runs after it decide against more of them.
 DRY_RUN=${DRY_RUN:-1}
 LOADGEN="$BUILD/test/bench/admission_loadgen"
+SERVER_LOADGEN=${SERVER_LOADGEN:-$LOADGEN}
+LATENCY_LOG=${LATENCY_LOG:-}
 DIR=$(mktemp -d)
 SERVER_PID=""; HOLDER_PID=""
 cleanup() {
@@ -34,7 +40,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-"$LOADGEN" --serve "$DIR" --nodes "$NODES" --workers 8 >"$DIR/server.out" 2>&1 &
+"$SERVER_LOADGEN" --serve "$DIR" --nodes "$NODES" --workers 8 >"$DIR/server.out" 2>&1 &
 SERVER_PID=$!
 until [ -s "$DIR/port" ]; do
   kill -0 "$SERVER_PID" 2>/dev/null || { cat "$DIR/server.out"; exit 1; }
@@ -45,14 +51,32 @@ cat "$DIR/server.out"
 clients() {  # label, then admission_loadgen client options
   local label=$1; shift
   echo "== $label ($(uptime | sed 's/.*load/load/'))"
-  "$LOADGEN" --target "$DIR" --nodes "$NODES" --route mutate --dry-run "$DRY_RUN" "$@" | grep -E '^/mutate|failures'
+  local rc=0
+  "$LOADGEN" --target "$DIR" --nodes "$NODES" --route mutate --dry-run "$DRY_RUN" "$@" >"$DIR/clients.out" 2>&1 || rc=$?
+  grep -E '^/mutate|failures' "$DIR/clients.out" || true
+  [ "$rc" -eq 0 ] || { echo "(the clients exited with status $rc:)"; tail -5 "$DIR/clients.out"; }
 }
-hold() {  # holds the idle and slowloris connections until stopped
+log() {  # the --latency-log option for run $1, when LATENCY_LOG is set
+  [ -n "$LATENCY_LOG" ] && echo "--latency-log $LATENCY_LOG.$1"
+  true
+}
+hold() {  # holds the idle and slowloris connections until stopped; $1: the run, for LATENCY_LOG
+  # Emptied here, not by the background job's redirection: the wait below
+  # must not see the previous holder's lines (it did, under load, and the
+  # script then stopped at the grep after it).
+  : >"$DIR/holder.out"
   stdbuf -oL "$LOADGEN" --target "$DIR" --nodes "$NODES" --route hold --seconds 3600 --connections 1000 \
-    --slowloris 200 --slowloris-interval "$SLOWLORIS_INTERVAL" --server-pid "$SERVER_PID" >"$DIR/holder.out" 2>&1 &
+    --slowloris 200 --slowloris-interval "$SLOWLORIS_INTERVAL" --server-pid "$SERVER_PID" \
+    $(log "${1:-hold}.passes") >"$DIR/holder.out" 2>&1 &
   HOLDER_PID=$!
   until grep -q 'server RSS with them' "$DIR/holder.out"; do
-    kill -0 "$HOLDER_PID" 2>/dev/null || { cat "$DIR/holder.out"; exit 1; }
+    if ! kill -0 "$HOLDER_PID" 2>/dev/null; then
+      local rc=0
+      wait "$HOLDER_PID" || rc=$?
+      echo "(the holder exited with status $rc:)"
+      cat "$DIR/holder.out"
+      exit 1
+    fi
     sleep 0.5
   done
   grep -E 'RSS|open' "$DIR/holder.out"
@@ -70,9 +94,9 @@ for i in $(seq "$PAIRS"); do
   release
 done
 for i in $(seq "$PAIRS"); do
-  clients "A open loop ${RATE}/s, 4 clients" --clients 4 --rate "$RATE" --seconds "$SECONDS_PER_RUN"
-  hold
-  clients "B open loop ${RATE}/s, 4 clients, held" --clients 4 --rate "$RATE" --seconds "$SECONDS_PER_RUN"
+  clients "A open loop ${RATE}/s, 4 clients" --clients 4 --rate "$RATE" --seconds "$SECONDS_PER_RUN" $(log "A$i.answers")
+  hold "B$i"
+  clients "B open loop ${RATE}/s, 4 clients, held" --clients 4 --rate "$RATE" --seconds "$SECONDS_PER_RUN" $(log "B$i.answers")
   release
 done
 hold

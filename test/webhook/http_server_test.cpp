@@ -352,6 +352,67 @@ TEST_F(HttpServerTest, SlowlorisConnectionsDelayNobodyAndAreClosedAtTheirDeadlin
   for (int fd : silent) ::close(fd);
 }
 
+// A connection whose headers arrive in pieces moves to the listener's slow
+// lane (its own thread, at a lower CPU priority; placer_http_slow_connections
+// counts them): it is still answered, in full and with keep-alive, a request
+// whose headers arrive whole is not moved, and stop() closes the connections
+// on either lane.
+TEST_F(HttpServerTest, AConnectionWhoseHeadersArriveInPiecesMovesToTheSlowLaneAndIsStillAnswered) {
+  struct Case {
+    const char* name;
+    bool tls;
+  };
+  for (const Case& c : {Case{"tls", true}, Case{"plain", false}}) {
+    SCOPED_TRACE(c.name);
+    MetricsRegistry metrics;
+    struct StopFirst {  // the server goes before the registry it writes to, however the case ends
+      std::unique_ptr<HttpServer>& server;
+      ~StopFirst() { server.reset(); }
+    } stopFirst{server_};
+    start(c.tls, "", [&](ListenerOptions& o) { o.metrics = &metrics; });
+    auto slowConnections = [&] {
+      return metrics.gauge("placer_http_slow_connections", "", {{"listener", "test"}}).value();
+    };
+    auto waitForSlow = [&](double n) {
+      const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+      while (slowConnections() != n && std::chrono::steady_clock::now() < deadline)
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      return slowConnections() == n;
+    };
+    auto slow = client();
+    ASSERT_TRUE(slow);
+    ASSERT_TRUE(slow->writeRaw("POST /echo HTTP/1.1\r\nHo").ok());
+    ASSERT_TRUE(waitForSlow(1)) << slowConnections();
+    // Another connection sending its request whole stays on the fast lane.
+    auto fast = client();
+    ASSERT_TRUE(fast);
+    auto r = fast->request("POST", "/echo", "whole");
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    EXPECT_EQ(r->body, "whole");
+    EXPECT_EQ(slowConnections(), 1);
+    // The slow one's request completes, byte by byte, and is answered there.
+    for (char byte : std::string("st: placer\r\nContent-Length: 5\r\n\r\nhello"))
+      ASSERT_TRUE(slow->writeRaw(std::string_view(&byte, 1)).ok());
+    auto answered = slow->readReply();
+    ASSERT_TRUE(answered.ok()) << answered.error().message;
+    EXPECT_EQ(answered->status, 200);
+    EXPECT_EQ(answered->body, "hello");
+    EXPECT_TRUE(answered->keepAlive);
+    auto again = slow->request("POST", "/echo", "again");
+    ASSERT_TRUE(again.ok()) << again.error().message;
+    EXPECT_EQ(again->body, "again");
+    EXPECT_EQ(slowConnections(), 1);
+    // A second slow one, left unfinished: stop() closes both lanes' connections.
+    auto unfinished = client();
+    ASSERT_TRUE(unfinished);
+    ASSERT_TRUE(unfinished->writeRaw("GET /ec").ok());
+    ASSERT_TRUE(waitForSlow(2)) << slowConnections();
+    EXPECT_TRUE(server_->stop(std::chrono::seconds(10)));
+    EXPECT_EQ(server_->stats().openConnections, 0);
+    EXPECT_EQ(slowConnections(), 0);
+  }
+}
+
 TEST_F(HttpServerTest, SixtyFourConcurrentKeepAliveClientsAreAllAnswered) {
   raiseOpenFileLimit();
   start();
