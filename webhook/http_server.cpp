@@ -381,7 +381,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void stop() {
     const net::any_io_executor executor = currentExecutor();
     net::post(executor, [self = shared_from_this(), executor] {
-      // Moved to the slow lane meanwhile: again, on that lane's strand.
+      // Moved to another lane meanwhile: again, on that lane's strand.
       if (self->currentExecutor() != executor) return self->stop();
       if (self->phase_ != Phase::Queued && self->phase_ != Phase::Writing) self->close();
     });
