@@ -18,34 +18,13 @@ BUILD=${BUILD:-build}
 NODES=${NODES:-5000}
 PODS_PER_NODE=${PODS_PER_NODE:-30}
 PORT=${PORT:-18444}
-DIR=$(mktemp -d)
-FAKE_PID=""; PLACER_PID=""
-cleanup() {
-  [ -n "$PLACER_PID" ] && kill "$PLACER_PID" 2>/dev/null || true
-  [ -n "$FAKE_PID" ] && kill "$FAKE_PID" 2>/dev/null || true
-  wait 2>/dev/null || true
-  rm -rf "$DIR"
-}
-trap cleanup EXIT
-now() { date +%s.%N; }
+. "$(dirname "$0")/fake_lib.sh"
 
-"$BUILD/test/fake-apiserver" --nodes "$NODES" --pods-per-node "$PODS_PER_NODE" --cert-dir "$DIR" \
-  --kubeconfig-out "$DIR/kubeconfig" >"$DIR/fake.out" 2>"$DIR/fake.err" &
-FAKE_PID=$!
-until grep -q '"event":"ready"' "$DIR/fake.out" 2>/dev/null; do
-  kill -0 "$FAKE_PID" 2>/dev/null || { cat "$DIR/fake.err"; exit 1; }
-  sleep 0.5
-done
+start_fake "$BUILD/test/fake-apiserver" --nodes "$NODES" --pods-per-node "$PODS_PER_NODE"
 URL=$(sed -n 's/.*"url":"\([^"]*\)".*/\1/p' "$DIR/fake.out")
 echo "fake: $NODES nodes, $((NODES * PODS_PER_NODE)) pods at $URL"
 
-"$BUILD/placer" serve --kubeconfig "$DIR/kubeconfig" --listen "127.0.0.1:$PORT" \
-  --tls-cert-file "$DIR/tls.crt" --tls-key-file "$DIR/tls.key" 2>"$DIR/placer.err" &
-PLACER_PID=$!
-until [ "$(curl -s -o /dev/null -w '%{http_code}' --cacert "$DIR/ca.crt" "https://127.0.0.1:$PORT/readyz")" = 200 ]; do
-  kill -0 "$PLACER_PID" 2>/dev/null || { tail -5 "$DIR/placer.err"; exit 1; }
-  sleep 0.1
-done
+start_placer "$BUILD/placer" "$PORT"
 echo "serve: synced"
 
 # Three pod shapes: a small web pod, a large batch pod, a pod tolerating the

@@ -19,37 +19,15 @@ NODES=${NODES:-5000}
 PODS_PER_NODE=${PODS_PER_NODE:-30}
 PAIRS=${PAIRS:-3}
 PORT=${PORT:-18444}
-DIR=$(mktemp -d)
-FAKE_PID=""; PLACER_PID=""
-cleanup() {
-  [ -n "$PLACER_PID" ] && kill "$PLACER_PID" 2>/dev/null || true
-  [ -n "$FAKE_PID" ] && kill "$FAKE_PID" 2>/dev/null || true
-  wait 2>/dev/null || true
-  rm -rf "$DIR"
-}
-trap cleanup EXIT
-now() { date +%s.%N; }
-cpu_of() { awk '{print ($14+$15)/100}' "/proc/$1/stat"; }
+. "$(dirname "$0")/fake_lib.sh"
 
-"$FAKE" --nodes "$NODES" --pods-per-node "$PODS_PER_NODE" --cert-dir "$DIR" \
-  --kubeconfig-out "$DIR/kubeconfig" >"$DIR/fake.out" 2>"$DIR/fake.err" &
-FAKE_PID=$!
-until grep -q '"event":"ready"' "$DIR/fake.out" 2>/dev/null; do
-  kill -0 "$FAKE_PID" 2>/dev/null || { cat "$DIR/fake.err"; exit 1; }
-  sleep 0.5
-done
+start_fake "$FAKE" --nodes "$NODES" --pods-per-node "$PODS_PER_NODE"
 
 run() {  # run LABEL BINARY
   local fake0 start synced
   fake0=$(cpu_of "$FAKE_PID")
   start=$(now)
-  "$2" serve --kubeconfig "$DIR/kubeconfig" --listen "127.0.0.1:$PORT" \
-    --tls-cert-file "$DIR/tls.crt" --tls-key-file "$DIR/tls.key" 2>"$DIR/placer.err" &
-  PLACER_PID=$!
-  until [ "$(curl -s -o /dev/null -w '%{http_code}' --cacert "$DIR/ca.crt" "https://127.0.0.1:$PORT/readyz")" = 200 ]; do
-    kill -0 "$PLACER_PID" 2>/dev/null || { tail -5 "$DIR/placer.err"; exit 1; }
-    sleep 0.05
-  done
+  start_placer "$2" "$PORT"
   synced=$(now)
   printf '%s: ready %.2f s; placer CPU %.2f s, RSS %d MB; fake CPU %.2f s; load %s\n' "$1" \
     "$(echo "$synced - $start" | bc)" "$(cpu_of "$PLACER_PID")" \

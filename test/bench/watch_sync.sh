@@ -21,46 +21,24 @@ PORT=${PORT:-18443}
 # fake creates nothing before all of them are open, so that the creates do not
 # run during (and inside the figures of) the initial sync.
 WATCHES=${WATCHES:-8}
-DIR=$(mktemp -d)
-FAKE_PID=""; PLACER_PID=""
-cleanup() {
-  [ -n "$PLACER_PID" ] && kill "$PLACER_PID" 2>/dev/null || true
-  [ -n "$FAKE_PID" ] && kill "$FAKE_PID" 2>/dev/null || true
-  wait 2>/dev/null || true
-  rm -rf "$DIR"
-}
-trap cleanup EXIT
-now() { date +%s.%N; }
+. "$(dirname "$0")/fake_lib.sh"
 
 # The fake starts creating pods (RATE/s, no webhook: each is one ADDED event
 # on placer's pod watch) once placer's WATCHES watches are open.
-"$BUILD/test/fake-apiserver" --nodes "$NODES" --pods-per-node "$PODS_PER_NODE" --cert-dir "$DIR" \
-  --kubeconfig-out "$DIR/kubeconfig" --create "$EVENTS" --create-rate "$RATE" --create-concurrency 16 \
-  --create-after-watches "$WATCHES" >"$DIR/fake.out" 2>"$DIR/fake.err" &
-FAKE_PID=$!
-until grep -q '"event":"ready"' "$DIR/fake.out" 2>/dev/null; do
-  kill -0 "$FAKE_PID" 2>/dev/null || { cat "$DIR/fake.err"; exit 1; }
-  sleep 0.5
-done
+start_fake "$BUILD/test/fake-apiserver" --nodes "$NODES" --pods-per-node "$PODS_PER_NODE" \
+  --create "$EVENTS" --create-rate "$RATE" --create-concurrency 16 --create-after-watches "$WATCHES"
 echo "fake: $(grep '"event":"ready"' "$DIR/fake.out")"
 
-fake_cpu() { awk '{print ($14+$15)/100}' "/proc/$FAKE_PID/stat"; }
-fake_cpu0=$(fake_cpu)
+fake_cpu0=$(cpu_of "$FAKE_PID")
 echo "load average before sync: $(cut -d' ' -f1-3 /proc/loadavg)"
 start=$(now)
-"$BUILD/placer" serve --kubeconfig "$DIR/kubeconfig" --listen "127.0.0.1:$PORT" \
-  --tls-cert-file "$DIR/tls.crt" --tls-key-file "$DIR/tls.key" 2>"$DIR/placer.err" &
-PLACER_PID=$!
-until [ "$(curl -s -o /dev/null -w '%{http_code}' --cacert "$DIR/ca.crt" "https://127.0.0.1:$PORT/readyz")" = 200 ]; do
-  kill -0 "$PLACER_PID" 2>/dev/null || { tail -5 "$DIR/placer.err"; exit 1; }
-  sleep 0.1
-done
+start_placer "$BUILD/placer" "$PORT"
 synced=$(now)
-fake_cpu1=$(fake_cpu)
+fake_cpu1=$(cpu_of "$FAKE_PID")
 sleep 1  # let the allocator settle before reading RSS
 rss=$(awk '/VmRSS/ {print $2}' "/proc/$PLACER_PID/status")
 hwm=$(awk '/VmHWM/ {print $2}' "/proc/$PLACER_PID/status")
-cpu=$(awk '{print ($14+$15)/100}' "/proc/$PLACER_PID/stat")
+cpu=$(cpu_of "$PLACER_PID")
 printf 'sync: %.2f s to ready; placer RSS %d MB after sync (peak %d MB); placer CPU %.1f s; fake CPU %.1f s; load %s\n' \
   "$(echo "$synced - $start" | bc)" $((rss / 1024)) $((hwm / 1024)) "$cpu" "$(echo "$fake_cpu1 - $fake_cpu0" | bc)" \
   "$(cut -d' ' -f1-3 /proc/loadavg)"
