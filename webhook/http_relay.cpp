@@ -2,8 +2,6 @@
 
 #include <sys/socket.h>
 
-#include <optional>
-
 #include <boost/asio/connect.hpp>
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/io_context.hpp>
@@ -13,9 +11,9 @@
 #include <boost/asio/write.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http.hpp>
-#include <openssl/pem.h>
-#include <openssl/x509v3.h>
+#include <optional>
 
+#include "certs/peer_verification.h"
 #include "webhook/tls_socket.h"
 
 namespace placer {
@@ -45,25 +43,9 @@ Result<std::shared_ptr<SSL_CTX>> makeClientContext(const RelayOptions& options) 
   SSL_CTX_set_read_ahead(ctx, 1);
   SSL_CTX_set_mode(ctx, SSL_MODE_RELEASE_BUFFERS);
   SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, nullptr);
-  BIO* bio = BIO_new_mem_buf(options.caPem.data(), static_cast<int>(options.caPem.size()));
-  X509_STORE* store = SSL_CTX_get_cert_store(ctx);
-  int added = 0;
-  while (X509* cert = PEM_read_bio_X509(bio, nullptr, nullptr, nullptr)) {
-    X509_STORE_add_cert(store, cert);
-    X509_free(cert);
-    ++added;
-  }
-  BIO_free(bio);
-  ERR_clear_error();  // the loop ends with a "no start line" error
-  if (added == 0) return Error{"relay: no PEM certificate in the CA"};
-  if (options.serverName.empty()) return Error{"relay: no server name to verify"};
-  X509_VERIFY_PARAM* param = SSL_CTX_get0_param(ctx);
-  error_code ec;
-  (void)net::ip::make_address(options.serverName, ec);
-  const int ok = !ec ? X509_VERIFY_PARAM_set1_ip_asc(param, options.serverName.c_str())
-                     : X509_VERIFY_PARAM_set1_host(param, options.serverName.c_str(), options.serverName.size());
-  ERR_clear_error();
-  if (ok != 1) return Error{"relay: cannot verify the name " + options.serverName};
+  if (Outcome ca = certs::addCaBundle(ctx, options.caPem); !ca) return Error{"relay: " + ca.error().message};
+  if (Outcome name = certs::verifyPeerName(ctx, options.serverName); !name)
+    return Error{"relay: " + name.error().message};
   return context;
 }
 
@@ -89,9 +71,9 @@ struct HttpRelay::Upstream {
     socket.close(ignored);
   }
 
-  tcp::socket socket;                 // its executor is the connection's strand
-  std::shared_ptr<SSL_CTX> context;   // outlives `tls`
-  std::optional<TlsSocket> tls;       // after the TCP connection is made
+  tcp::socket socket;                // its executor is the connection's strand
+  std::shared_ptr<SSL_CTX> context;  // outlives `tls`
+  std::optional<TlsSocket> tls;      // after the TCP connection is made
   boost::beast::flat_buffer buffer;
   bool used = false;  // has answered a request (a kept-alive connection may have been closed since)
 };
@@ -173,7 +155,8 @@ struct HttpRelay::Exchange : std::enable_shared_from_this<Exchange> {
       self->expired = true;
       self->upstream->close();  // what is in progress ends with an error
     });
-    if (pooled && !stillOpen(static_cast<int>(upstream->socket.native_handle()), upstream->tls->native_handle()))
+    if (pooled &&
+        !stillOpen(static_cast<int>(upstream->socket.native_handle()), upstream->tls->native_handle()))
       renew();
     if (upstream->tls) return write();
     connect();
@@ -188,41 +171,46 @@ struct HttpRelay::Exchange : std::enable_shared_from_this<Exchange> {
 
   void connect() {
     upstream->context = relay->pool_->context;
-    upstream->socket.async_connect(endpoint, [self = shared_from_this(), up = upstream](const error_code& ec) {
-      if (self->stale(up)) return;
-      if (ec) return self->fail("connect", ec, false);
-      error_code ignored;
-      up->socket.set_option(tcp::no_delay(true), ignored);
-      up->tls.emplace(up->socket, up->context.get());
-      SSL* ssl = up->tls->native_handle();
-      if (ssl == nullptr) return self->fail("tls", net::error::no_memory, false);
-      SSL_set_tlsext_host_name(ssl, self->relay->options_.serverName.c_str());
-      up->tls->async_client_handshake([self, up](const error_code& ec) {
-        if (self->stale(up)) return;
-        if (ec) return self->fail("tls handshake", ec, false);
-        self->write();
-      });
-    });
+    upstream->socket.async_connect(endpoint,
+                                   [self = shared_from_this(), up = upstream](const error_code& ec) {
+                                     if (self->stale(up)) return;
+                                     if (ec) return self->fail("connect", ec, false);
+                                     error_code ignored;
+                                     up->socket.set_option(tcp::no_delay(true), ignored);
+                                     up->tls.emplace(up->socket, up->context.get());
+                                     SSL* ssl = up->tls->native_handle();
+                                     if (ssl == nullptr)
+                                       return self->fail("tls", net::error::no_memory, false);
+                                     SSL_set_tlsext_host_name(ssl, self->relay->options_.serverName.c_str());
+                                     up->tls->async_client_handshake([self, up](const error_code& ec) {
+                                       if (self->stale(up)) return;
+                                       if (ec) return self->fail("tls handshake", ec, false);
+                                       self->write();
+                                     });
+                                   });
   }
 
   void write() {
     auto up = upstream;
-    net::async_write(*up->tls, net::buffer(bytes), [self = shared_from_this(), up](const error_code& ec, size_t) {
-      if (self->stale(up)) return;
-      if (ec) return self->fail("write", ec, false);
-      self->read();
-    });
+    net::async_write(*up->tls, net::buffer(bytes),
+                     [self = shared_from_this(), up](const error_code& ec, size_t) {
+                       if (self->stale(up)) return;
+                       if (ec) return self->fail("write", ec, false);
+                       self->read();
+                     });
   }
 
   void read() {
     auto up = upstream;
     parser.emplace();
     parser->body_limit(relay->maxAnswerBytes_);
-    http::async_read(*up->tls, up->buffer, *parser, [self = shared_from_this(), up](const error_code& ec, size_t) {
-      if (self->stale(up)) return;
-      if (ec) return self->fail("answer", ec, self->parser->got_some() || up->buffer.size() > 0);
-      self->answered();
-    });
+    http::async_read(*up->tls, up->buffer, *parser,
+                     [self = shared_from_this(), up](const error_code& ec, size_t) {
+                       if (self->stale(up)) return;
+                       if (ec)
+                         return self->fail("answer", ec, self->parser->got_some() || up->buffer.size() > 0);
+                       self->answered();
+                     });
   }
 
   void answered() {
@@ -278,8 +266,8 @@ Result<std::shared_ptr<HttpRelay>> HttpRelay::create(RelayOptions options, size_
 
 void HttpRelay::closeIdle() { pool_->closeIdle(); }
 
-void HttpRelay::relay(net::io_context& io, const std::string& address, std::shared_ptr<const HttpRequest> request,
-                      Done done) {
+void HttpRelay::relay(net::io_context& io, const std::string& address,
+                      std::shared_ptr<const HttpRequest> request, Done done) {
   auto exchange = std::make_shared<Exchange>();
   std::string error;
   std::shared_ptr<Upstream> idle = pool_->take(address, exchange->endpoint, error);
@@ -297,7 +285,8 @@ void HttpRelay::relay(net::io_context& io, const std::string& address, std::shar
   out.append("Host: ").append(options_.serverName).append("\r\n");
   out.append("User-Agent: ").append(options_.userAgent).append("\r\n");
   out.append("Accept: application/json\r\n");
-  for (const auto& [name, value] : options_.headers) out.append(name).append(": ").append(value).append("\r\n");
+  for (const auto& [name, value] : options_.headers)
+    out.append(name).append(": ").append(value).append("\r\n");
   if (!request->contentType.empty()) out.append("Content-Type: ").append(request->contentType).append("\r\n");
   out.append("Content-Length: ").append(std::to_string(request->body.size())).append("\r\n\r\n");
   out.append(request->body);

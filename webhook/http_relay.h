@@ -55,8 +55,8 @@ class HttpRelay : public std::enable_shared_from_this<HttpRelay> {
   // options' headers and a ?timeout= of the relay's own) to https://address,
   // with host:port (a name is resolved when the address changes, blocking).
   // Returns at once; `done` runs on a thread of `io`.
-  void relay(boost::asio::io_context& io, const std::string& address, std::shared_ptr<const HttpRequest> request,
-             Done done);
+  void relay(boost::asio::io_context& io, const std::string& address,
+             std::shared_ptr<const HttpRequest> request, Done done);
 
   // Closes the idle pooled connections (a listener that stops).
   void closeIdle();

@@ -4,13 +4,13 @@
 // of the test's own; a client talks to the relaying listener over TLS too.
 #include "webhook/http_relay.h"
 
+#include <gtest/gtest.h>
+
 #include <atomic>
 #include <condition_variable>
 #include <mutex>
-#include <thread>
-
-#include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "certs/x509.h"
 #include "test/fakeapi/https_client.h"
@@ -69,6 +69,9 @@ class HttpRelayTest : public ::testing::Test {
     certificate_ = std::move(*cert);
     a_ = startUpstream("a");
     b_ = startUpstream("b");
+    auto relaying = startRelaying(relayOptions());
+    ASSERT_TRUE(relaying) << relaying.error().message;
+    relaying_ = std::move(*relaying);
   }
 
   void TearDown() override {
@@ -101,8 +104,10 @@ class HttpRelayTest : public ::testing::Test {
     o.routes = {Route{"POST", "/mutate", [self, name](const HttpRequest& r) {
                         std::unique_lock lock(self->mutex);
                         self->changed.wait(lock, [self] { return !self->hold; });
-                        nlohmann::json answer = {{"upstream", name},     {"from", r.forwardedBy},
-                                                 {"query", r.query},      {"contentType", r.contentType},
+                        nlohmann::json answer = {{"upstream", name},
+                                                 {"from", r.forwardedBy},
+                                                 {"query", r.query},
+                                                 {"contentType", r.contentType},
                                                  {"body", r.body}};
                         return HttpResponse::json(self->status, answer.dump());
                       }}};
@@ -133,15 +138,15 @@ class HttpRelayTest : public ::testing::Test {
                   ++handled_;
                   return HttpResponse::json(200, R"({"upstream":"none"})");
                 }};
-    route.relay = std::make_shared<const Route::Relay>(Route::Relay{
-        std::move(options), [this](const HttpRequest&) { return target(); },
-        [this](const HttpRequest&, Result<std::string> answer) {
-          if (!answer) {
-            ++failed_;
-            return HttpResponse::text(299, answer.error().message);
-          }
-          return HttpResponse::json(200, std::move(*answer));
-        }});
+    route.relay = std::make_shared<const Route::Relay>(
+        Route::Relay{std::move(options), [this](const HttpRequest&) { return target(); },
+                     [this](const HttpRequest&, Result<std::string> answer) {
+                       if (!answer) {
+                         ++failed_;
+                         return HttpResponse::text(299, answer.error().message);
+                       }
+                       return HttpResponse::json(200, std::move(*answer));
+                     }});
     o.routes = {std::move(route)};
     return HttpServer::start(std::move(o));
   }
@@ -156,14 +161,16 @@ class HttpRelayTest : public ::testing::Test {
   }
 
   std::unique_ptr<fakeapi::HttpsConnection> client(const HttpServer& server) const {
-    auto c = fakeapi::HttpsConnection::open("127.0.0.1", server.port(), pki_.ca.certificatePem, 5s, kServiceName);
+    auto c =
+        fakeapi::HttpsConnection::open("127.0.0.1", server.port(), pki_.ca.certificatePem, 5s, kServiceName);
     EXPECT_TRUE(c) << c.error().message;
     return c ? std::move(*c) : nullptr;
   }
 
   // One review through `c`: the status and the body.
   static std::pair<int, std::string> post(fakeapi::HttpsConnection& c, const std::string& body) {
-    if (!c.sendRequest("POST", "/mutate?timeout=10s", {{"Content-Type", "application/json"}}, body)) return {0, ""};
+    if (!c.sendRequest("POST", "/mutate?timeout=10s", {{"Content-Type", "application/json"}}, body))
+      return {0, ""};
     auto r = c.readResponse();
     if (!r) return {0, r.error().message};
     return {r->status, r->body};
@@ -179,9 +186,6 @@ class HttpRelayTest : public ::testing::Test {
 };
 
 TEST_F(HttpRelayTest, ARelayedRequestIsAnsweredByTheUpstreamWithTheMarkerAndTheSameBody) {
-  auto started = startRelaying(relayOptions());
-  ASSERT_TRUE(started) << started.error().message;
-  relaying_ = std::move(*started);
   relayTo(a_->address());
   auto c = client(*relaying_);
   ASSERT_TRUE(c);
@@ -198,9 +202,6 @@ TEST_F(HttpRelayTest, ARelayedRequestIsAnsweredByTheUpstreamWithTheMarkerAndTheS
 }
 
 TEST_F(HttpRelayTest, NoTargetRunsTheRoutesOwnHandler) {
-  auto started = startRelaying(relayOptions());
-  ASSERT_TRUE(started) << started.error().message;
-  relaying_ = std::move(*started);
   relayTo("");
   auto c = client(*relaying_);
   ASSERT_TRUE(c);
@@ -212,9 +213,6 @@ TEST_F(HttpRelayTest, NoTargetRunsTheRoutesOwnHandler) {
 }
 
 TEST_F(HttpRelayTest, ConsecutiveRelaysReuseOneKeepAliveConnection) {
-  auto started = startRelaying(relayOptions());
-  ASSERT_TRUE(started) << started.error().message;
-  relaying_ = std::move(*started);
   relayTo(a_->address());
   auto c = client(*relaying_);
   ASSERT_TRUE(c);
@@ -223,9 +221,6 @@ TEST_F(HttpRelayTest, ConsecutiveRelaysReuseOneKeepAliveConnection) {
 }
 
 TEST_F(HttpRelayTest, ConcurrentClientsEachGetTheirOwnAnswerOnPooledConnections) {
-  auto started = startRelaying(relayOptions());
-  ASSERT_TRUE(started) << started.error().message;
-  relaying_ = std::move(*started);
   relayTo(a_->address());
   constexpr int kClients = 8, kEach = 25;
   std::atomic<int> right{0};
@@ -248,9 +243,6 @@ TEST_F(HttpRelayTest, ConcurrentClientsEachGetTheirOwnAnswerOnPooledConnections)
 // An idle connection the upstream closed (its keep-alive timeout) is not
 // used for the next request: that request is answered on a new connection.
 TEST_F(HttpRelayTest, AConnectionTheUpstreamClosedWhileIdleIsReplaced) {
-  auto started = startRelaying(relayOptions());
-  ASSERT_TRUE(started) << started.error().message;
-  relaying_ = std::move(*started);
   relayTo(a_->address());
   auto c = client(*relaying_);
   ASSERT_TRUE(c);
@@ -265,9 +257,6 @@ TEST_F(HttpRelayTest, AConnectionTheUpstreamClosedWhileIdleIsReplaced) {
 // The leader changes: requests go to the new address, and the connections
 // to the old one are closed, not kept.
 TEST_F(HttpRelayTest, ANewTargetGetsTheNextRequestAndTheOldConnectionsClose) {
-  auto started = startRelaying(relayOptions());
-  ASSERT_TRUE(started) << started.error().message;
-  relaying_ = std::move(*started);
   auto c = client(*relaying_);
   ASSERT_TRUE(c);
   relayTo(a_->address());
@@ -318,6 +307,7 @@ TEST_F(HttpRelayTest, EveryFailureIsAnsweredByTheRouteWithTheReason) {
        [&] { return a_->address(); }, "no answer within 200ms"},
       {"not an address", [](RelayOptions&) {}, [] { return std::string("no-port-here"); }, "host:port"},
   };
+  relaying_->stop(5s);
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
     RelayOptions options = relayOptions();
@@ -335,7 +325,6 @@ TEST_F(HttpRelayTest, EveryFailureIsAnsweredByTheRouteWithTheReason) {
     EXPECT_EQ(failed_, failedBefore + 1);
     EXPECT_EQ(handled_, 0);
     relaying_->stop(5s);
-    relaying_.reset();
   }
 }
 
