@@ -10,7 +10,6 @@
 #include "scoring/exact_quotient.h"
 #include "scoring/plugins/names.h"
 #include "scoring/plugins/plugin_args.h"
-#include "scoring/scratch_counts.h"
 
 namespace placer {
 namespace {
@@ -65,25 +64,22 @@ class ImageLocality final : public PreScorePlugin, public ScorePlugin {
     for (const Container& c : pod.initContainers) add(c);
     for (const Container& c : pod.containers) add(c);
     if (data->images.empty()) return Status::skip();
-    // The sums of the nodes holding an image, then every node's priority:
-    // the priority of 0 for most, which hold none of the images.
-    ScratchCounts sums(view.nodeIdBound());
+    std::vector<int64_t>& sums = data->scoreByNodeId;
+    sums.assign(view.nodeIdBound(), 0);
     for (const PodImages::Image& image : data->images)
       for (const auto& [nodeId, size] : view.imageHolders(image.id))
-        if (size > 0) sums.add(nodeId, static_cast<int64_t>(static_cast<double>(size) * image.spread));
-    std::vector<int64_t>& priorities = data->scoreByNodeId;
-    priorities.assign(view.nodeIdBound(), imageLocalityPriority(0, data->numContainers));
+        if (size > 0) sums[nodeId] += static_cast<int64_t>(static_cast<double>(size) * image.spread);
+    const int64_t none = imageLocalityPriority(0, data->numContainers);  // most nodes hold none of the images
     // Nodes holding the same images have the same sum: the last one's
     // priority serves the next (one division per distinct run, not per node).
-    int64_t lastSum = -1;
-    int64_t lastPriority = 0;
-    for (uint32_t nodeId : sums.touched()) {
-      const int64_t sum = sums.get(nodeId);
+    int64_t lastSum = 0;
+    int64_t lastPriority = none;
+    for (int64_t& sum : sums) {
       if (sum != lastSum) {
         lastSum = sum;
         lastPriority = imageLocalityPriority(sum, data->numContainers);
       }
-      priorities[nodeId] = lastPriority;
+      sum = lastPriority;
     }
     data->view = &view;
     state.write(kStateKey, std::move(data));

@@ -233,11 +233,23 @@ bool gatherTopologyValuesOf(const ClusterView& view, std::span<const NodeInfo* c
                             std::span<const TopologyKey> keys, std::span<const std::span<const uint32_t>> columns,
                             uint32_t* ids, uint32_t* values) {
   const size_t n = N != 0 ? N : keys.size();
+  // The columns in locals (registers, for N known).
+  const uint32_t* columnData[N != 0 ? N : 1];
+  size_t columnSize[N != 0 ? N : 1];
+  if constexpr (N != 0) {
+    for (size_t i = 0; i < N; ++i) {
+      columnData[i] = columns[i].data();
+      columnSize[i] = columns[i].size();
+    }
+  }
+  // view.holds(node), with the view's range in locals.
+  const NodeInfo* const viewFirst = view.nodes().data();
+  const NodeInfo* const viewLast = viewFirst + view.nodes().size();
   bool allViewNodes = true;
   for (size_t j = 0; j < feasible.size(); ++j) {
     const NodeInfo& node = *feasible[j];
     uint32_t* nodeValues = values + j * n;
-    if (!view.holds(node)) {
+    if (&node < viewFirst || &node >= viewLast) {
       ids[j] = kNoId;
       for (size_t i = 0; i < n; ++i) nodeValues[i] = keys[i].valueOf(node);
       allViewNodes = false;
@@ -245,7 +257,12 @@ bool gatherTopologyValuesOf(const ClusterView& view, std::span<const NodeInfo* c
     }
     const uint32_t id = viewNodeId(view, node);
     ids[j] = id;
-    for (size_t i = 0; i < n; ++i) nodeValues[i] = id < columns[i].size() ? columns[i][id] : TopologyKey::kAbsent;
+    if constexpr (N != 0) {
+#pragma GCC unroll 4
+      for (size_t i = 0; i < N; ++i) nodeValues[i] = id < columnSize[i] ? columnData[i][id] : TopologyKey::kAbsent;
+    } else {
+      for (size_t i = 0; i < n; ++i) nodeValues[i] = id < columns[i].size() ? columns[i][id] : TopologyKey::kAbsent;
+    }
   }
   return allViewNodes;
 }
@@ -266,24 +283,44 @@ bool gatherTopologyValues(const ClusterView& view, std::span<const NodeInfo* con
 // constraints known at compile time (N == 0: n). Each runs once per
 // feasible node, so the constraints' flags and arrays are copied to locals
 // (registers) first.
-constexpr size_t kMaxStaticConstraints = 2;
-
 // Registration: each domain (value) of a constraint other than hostname
 // that some feasible node has gets a count of 1 in domains[i] (counting
 // pods comes after: domains[i] then holds 1 + pods) and widens
 // topologySize[i], and so does the absence of the key (once). With
 // requireAllTopologies, a node missing any key registers nothing and joins
 // `ignored`, by id.
-template <size_t N>
+template <size_t N, unsigned kHostMask>
 void registerViewNodeDomains(std::span<const uint32_t> ids, const uint32_t* values, size_t n, const char* hostname,
                              bool requireAllTopologies, ScratchCounts* domains, int64_t* topologySize,
                              std::vector<uint32_t>& ignored) {
   if constexpr (N != 0) n = N;
-  bool host[N != 0 ? N : kMaxStaticConstraints] = {};
-  if constexpr (N != 0)
-    for (size_t i = 0; i < N; ++i) host[i] = hostname[i] != 0;
-  auto isHost = [&](size_t i) { return N != 0 ? host[i] : hostname[i] != 0; };
-  std::vector<char> absentSeen(n, 0);
+  // The flags and arrays in locals (registers, for N known); a domain's
+  // array does not move when add() writes to it.
+  constexpr size_t kLocal = N != 0 ? N : 1;
+  const int64_t* counts[kLocal] = {};
+  size_t bound[kLocal] = {};
+  if constexpr (N != 0) {
+    for (size_t i = 0; i < N; ++i) {
+      counts[i] = domains[i].data();
+      bound[i] = domains[i].bound();
+    }
+  }
+  auto isHost = [&](size_t i) { return N != 0 ? ((kHostMask >> i) & 1) != 0 : hostname[i] != 0; };
+  auto registered = [&](size_t i, uint32_t value) {
+    if constexpr (N != 0)
+      return value < bound[i] && counts[i][value] != 0;
+    else
+      return domains[i].get(value) != 0;
+  };
+  // Whether a node lacks constraint i's key (registered once).
+  bool absentLocal[kLocal] = {};
+  std::vector<char> absentDynamic(N != 0 ? 0 : n, 0);
+  auto absentSeen = [&](size_t i) -> auto& {
+    if constexpr (N != 0)
+      return absentLocal[i];
+    else
+      return absentDynamic[i];
+  };
   for (size_t j = 0; j < ids.size(); ++j) {
     const uint32_t* nodeValues = values + j * n;
     if (requireAllTopologies) {
@@ -294,18 +331,19 @@ void registerViewNodeDomains(std::span<const uint32_t> ids, const uint32_t* valu
         continue;
       }
     }
+#pragma GCC unroll 4
     for (size_t i = 0; i < n; ++i) {
       if (isHost(i)) continue;  // counted per node in Score
       const uint32_t value = nodeValues[i];
       if (value == TopologyKey::kAbsent) {
-        absentSeen[i] = 1;
-      } else if (domains[i].get(value) == 0) {
+        absentSeen(i) = true;
+      } else if (!registered(i, value)) {
         domains[i].add(value, 1);
         ++topologySize[i];
       }
     }
   }
-  for (size_t i = 0; i < n; ++i) topologySize[i] += absentSeen[i];
+  for (size_t i = 0; i < n; ++i) topologySize[i] += absentSeen(i) ? 1 : 0;
 }
 
 // Registration for any feasible list (with nodes that are not the view's):
@@ -366,31 +404,69 @@ struct ScoreTerm {
 
 // Score: the sum over constraints, in their order, of their terms, rounded;
 // a node missing a key skips that constraint (or, with
-// requireAllTopologies, scores kInvalidScore).
-template <size_t N>
+// requireAllTopologies, scores kInvalidScore). kHostMask: bit i set when
+// constraint i counts per node (terms[i].byNode), for N known.
+template <size_t N, unsigned kHostMask>
 void scoreViewNodes(std::span<const uint32_t> ids, const uint32_t* values, size_t n, const ScoreTerm* terms,
                     bool requireAllTopologies, int64_t* out) {
   if constexpr (N != 0) n = N;
-  ScoreTerm local[N != 0 ? N : 1];
-  if constexpr (N != 0)
-    for (size_t i = 0; i < N; ++i) local[i] = terms[i];
-  const ScoreTerm* t = N != 0 ? local : terms;
+  constexpr size_t kLocal = N != 0 ? N : 1;
+  const int64_t* counts[kLocal] = {};
+  size_t bound[kLocal] = {};
+  double weight[kLocal] = {};
+  double skew[kLocal] = {};
+  if constexpr (N != 0) {
+    for (size_t i = 0; i < N; ++i) {
+      counts[i] = terms[i].counts;
+      bound[i] = terms[i].bound;
+      weight[i] = terms[i].weight;
+      skew[i] = terms[i].skew;
+    }
+  }
   for (size_t j = 0; j < ids.size(); ++j) {
     const uint32_t id = ids[j];
     const uint32_t* nodeValues = values + j * n;
     double score = 0;
     bool missing = false;
+#pragma GCC unroll 4
     for (size_t i = 0; i < n; ++i) {
       const uint32_t value = nodeValues[i];
       if (value == TopologyKey::kAbsent) {
         missing = true;
         continue;
       }
-      const uint32_t key = t[i].byNode ? id : value;
-      const int64_t count = (key < t[i].bound ? t[i].counts[key] : 0) - t[i].offset;
-      score += static_cast<double>(count) * t[i].weight + t[i].skew;
+      if constexpr (N != 0) {
+        const bool byNode = ((kHostMask >> i) & 1) != 0;
+        const uint32_t key = byNode ? id : value;
+        const int64_t count = (key < bound[i] ? counts[i][key] : 0) - (byNode ? 0 : 1);
+        score += static_cast<double>(count) * weight[i] + skew[i];
+      } else {
+        const ScoreTerm& t = terms[i];
+        const uint32_t key = t.byNode ? id : value;
+        const int64_t count = (key < t.bound ? t.counts[key] : 0) - t.offset;
+        score += static_cast<double>(count) * t.weight + t.skew;
+      }
     }
     out[j] = requireAllTopologies && missing ? kInvalidScore : roundScore(score);
+  }
+}
+
+// Calls f.template operator()<N, kHostMask>() with the constraint count
+// and hostname flags at hand as constants for up to two constraints (the
+// system defaults: hostname and zone), else with <0, 0>.
+template <class F>
+void withStaticConstraints(size_t n, const char* hostname, F&& f) {
+  if (n == 1) {
+    hostname[0] ? f.template operator()<1, 1>() : f.template operator()<1, 0>();
+  } else if (n == 2) {
+    switch ((hostname[0] ? 1u : 0u) | (hostname[1] ? 2u : 0u)) {
+      case 0: f.template operator()<2, 0>(); break;
+      case 1: f.template operator()<2, 1>(); break;
+      case 2: f.template operator()<2, 2>(); break;
+      default: f.template operator()<2, 3>(); break;
+    }
+  } else {
+    f.template operator()<0, 0>();
   }
 }
 
@@ -619,11 +695,10 @@ class PodTopologySpread final : public PreFilterPlugin,
     const std::span<const uint32_t> ids(feasibleIds.data(), feasible.size());
     std::vector<int64_t> topologySize(n, 0);
     if (allViewNodes) {
-      switch (n) {
-        case 1: registerViewNodeDomains<1>(ids, values.data(), n, hostname.data(), requireAllTopologies, domains.data(), topologySize.data(), state->ignored); break;
-        case 2: registerViewNodeDomains<2>(ids, values.data(), n, hostname.data(), requireAllTopologies, domains.data(), topologySize.data(), state->ignored); break;
-        default: registerViewNodeDomains<0>(ids, values.data(), n, hostname.data(), requireAllTopologies, domains.data(), topologySize.data(), state->ignored); break;
-      }
+      withStaticConstraints(n, hostname.data(), [&]<size_t N, unsigned kHostMask>() {
+        registerViewNodeDomains<N, kHostMask>(ids, values.data(), n, hostname.data(), requireAllTopologies,
+                                              domains.data(), topologySize.data(), state->ignored);
+      });
     } else {
       registerDomains(feasible, ids, values.data(), state->keys, hostname, requireAllTopologies, domains,
                       topologySize, state->ignored, state->ignoredCopies);
@@ -666,11 +741,9 @@ class PodTopologySpread final : public PreFilterPlugin,
       terms[i].byNode = hostname[i] != 0;
     }
     if (allViewNodes) {
-      switch (n) {
-        case 1: scoreViewNodes<1>(ids, values.data(), n, terms.data(), requireAllTopologies, state->scores.data()); break;
-        case 2: scoreViewNodes<2>(ids, values.data(), n, terms.data(), requireAllTopologies, state->scores.data()); break;
-        default: scoreViewNodes<0>(ids, values.data(), n, terms.data(), requireAllTopologies, state->scores.data()); break;
-      }
+      withStaticConstraints(n, hostname.data(), [&]<size_t N, unsigned kHostMask>() {
+        scoreViewNodes<N, kHostMask>(ids, values.data(), n, terms.data(), requireAllTopologies, state->scores.data());
+      });
     } else {
       for (size_t j = 0; j < feasible.size(); ++j) state->scores[j] = state->scoreOf(*feasible[j]);
     }
