@@ -18,7 +18,6 @@
 #include "scoring/framework.h"
 #include "scoring/label_selector.h"
 #include "scoring/pod_affinity.h"
-#include "scoring/scratch_counts.h"
 
 namespace placer {
 

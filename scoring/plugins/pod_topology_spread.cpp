@@ -13,6 +13,7 @@
 #include "scoring/plugins/plugin_args.h"
 #include "scoring/plugins/resource_allocation.h"
 #include "scoring/plugins/taint_toleration.h"
+#include "scoring/scratch_counts.h"
 #include "scoring/topology.h"
 
 namespace placer {

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <limits>
+#include <type_traits>
 #include <utility>
 
 #include <nlohmann/json.hpp>
@@ -256,33 +257,43 @@ void ResourceAllocation::leastAllocatedAll(std::span<const NodeInfo* const> node
   }
   const int64_t cpuWeight = entries_[0].weight;
   const int64_t memoryWeight = entries_[1].weight;
-  scoreCpuThenMemory(nodes, podRequests, basis_ == RequestBasis::NonZero, out,
-                     [&](const Resources& allocatable, int64_t cpu, int64_t memory) {
-                       if (leastRequestedByQuotient(cpu, allocatable.milliCpu) &&
-                           leastRequestedByQuotient(memory, allocatable.memory)) {
-                         // Both exactQuotient()s in one division.
-                         const DoublePair quotients =
-                             DoublePair{static_cast<double>((allocatable.milliCpu - cpu) * kMaxNodeScore),
-                                        static_cast<double>((allocatable.memory - memory) * kMaxNodeScore)} /
-                             DoublePair{static_cast<double>(allocatable.milliCpu),
-                                        static_cast<double>(allocatable.memory)};
-                         return weightedAverage(wrapAdd(wrapMul(static_cast<int64_t>(quotients[0]), cpuWeight),
-                                                        wrapMul(static_cast<int64_t>(quotients[1]), memoryWeight)),
-                                                cpuWeight + memoryWeight);
-                       }
-                       int64_t nodeScore = 0;
-                       int64_t weightSum = 0;
-                       if (allocatable.milliCpu != 0) {
-                         nodeScore = wrapMul(leastRequestedNonZeroCapacity(cpu, allocatable.milliCpu), cpuWeight);
-                         weightSum = cpuWeight;
-                       }
-                       if (allocatable.memory != 0) {
-                         nodeScore = wrapAdd(nodeScore, wrapMul(leastRequestedNonZeroCapacity(memory, allocatable.memory),
-                                                                memoryWeight));
-                         weightSum += memoryWeight;
-                       }
-                       return weightedAverage(nodeScore, weightSum);
-                     });
+  // unitWeights: both weights 1 (the default profile's), known at compile time.
+  auto scoreAll = [&](auto unitWeights) {
+    scoreCpuThenMemory(
+        nodes, podRequests, basis_ == RequestBasis::NonZero, out,
+        [&](const Resources& allocatable, int64_t cpu, int64_t memory) -> int64_t {
+          if (leastRequestedByQuotient(cpu, allocatable.milliCpu) &&
+              leastRequestedByQuotient(memory, allocatable.memory)) {
+            // Both exactQuotient()s in one division.
+            const DoublePair quotients =
+                DoublePair{static_cast<double>((allocatable.milliCpu - cpu) * kMaxNodeScore),
+                           static_cast<double>((allocatable.memory - memory) * kMaxNodeScore)} /
+                DoublePair{static_cast<double>(allocatable.milliCpu), static_cast<double>(allocatable.memory)};
+            const auto cpuScore = static_cast<int64_t>(quotients[0]);
+            const auto memoryScore = static_cast<int64_t>(quotients[1]);
+            // weightedAverage(cpuScore + memoryScore, 2): both lie in [0, 100].
+            if constexpr (decltype(unitWeights)::value) return (cpuScore + memoryScore) >> 1;
+            return weightedAverage(wrapAdd(wrapMul(cpuScore, cpuWeight), wrapMul(memoryScore, memoryWeight)),
+                                   cpuWeight + memoryWeight);
+          }
+          int64_t nodeScore = 0;
+          int64_t weightSum = 0;
+          if (allocatable.milliCpu != 0) {
+            nodeScore = wrapMul(leastRequestedNonZeroCapacity(cpu, allocatable.milliCpu), cpuWeight);
+            weightSum = cpuWeight;
+          }
+          if (allocatable.memory != 0) {
+            nodeScore =
+                wrapAdd(nodeScore, wrapMul(leastRequestedNonZeroCapacity(memory, allocatable.memory), memoryWeight));
+            weightSum += memoryWeight;
+          }
+          return weightedAverage(nodeScore, weightSum);
+        });
+  };
+  if (cpuWeight == 1 && memoryWeight == 1)
+    scoreAll(std::true_type{});
+  else
+    scoreAll(std::false_type{});
 }
 
 void ResourceAllocation::balancedAll(std::span<const NodeInfo* const> nodes, std::span<const int64_t> podRequests,
