@@ -228,18 +228,10 @@ class NodeResourcesFit final : public PreFilterPlugin, public FilterPlugin, publ
     // Rejections take one of a few shapes (which resources are short, and
     // whether one exceeds the node): one Status each.
     auto& byShape = state.memo<Rejections>(kRejectionsKey).byShape;
-    // The last shape's Status: rejected nodes tend to come in runs of one
-    // shape, which then cost no search.
-    uint64_t lastShape = kUnkeyed;
-    const Status* lastStatus = nullptr;
     for (size_t i = 0; i < nodes.size(); ++i) {
       const NodeInfo& node = *nodes[i];
       if (fits(*request, node)) continue;
       uint64_t shape = shortfall(*request, node);
-      if (shape == lastShape && lastStatus != nullptr) {
-        sink.rejectWith(static_cast<uint32_t>(i), *lastStatus);
-        continue;
-      }
       if (shape == kUnkeyed) {
         std::vector<uint64_t> key = exceptionsKey(*request, node);
         auto& byExceptions = state.memo<Rejections>(kRejectionsKey).byExceptions;
@@ -252,8 +244,6 @@ class NodeResourcesFit final : public PreFilterPlugin, public FilterPlugin, publ
       auto it = std::find_if(byShape.begin(), byShape.end(), [&](const auto& e) { return e.first == shape; });
       if (it == byShape.end()) it = byShape.insert(byShape.end(), {shape, insufficientResources(*request, node)});
       sink.rejectWith(static_cast<uint32_t>(i), it->second);
-      lastShape = shape;
-      lastStatus = &it->second;
     }
   }
 
