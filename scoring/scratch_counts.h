@@ -24,7 +24,9 @@ class ScratchCounts {
   explicit ScratchCounts(size_t bound);
   ~ScratchCounts();
   ScratchCounts(ScratchCounts&& other) noexcept
-      : array_(std::move(other.array_)), counts_(std::exchange(other.counts_, nullptr)), bound_(other.bound_),
+      : array_(std::move(other.array_)),
+        counts_(std::exchange(other.counts_, nullptr)),
+        bound_(std::exchange(other.bound_, 0)),
         touched_(std::move(other.touched_)) {}
   ScratchCounts(const ScratchCounts&) = delete;
   ScratchCounts& operator=(const ScratchCounts&) = delete;
