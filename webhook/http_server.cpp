@@ -28,8 +28,10 @@
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 
+#include "webhook/http_relay.h"
 #include "webhook/log.h"
 #include "webhook/metrics.h"
+#include "webhook/tls_socket.h"
 
 namespace placer {
 
@@ -92,117 +94,6 @@ Result<SslContext> makeServerContext(const ServingCertificate& certificate) {
   SSL_CTX_set_cert_cb(ctx, installCertificate, const_cast<ServingCertificate*>(&certificate));
   return context;
 }
-
-// TLS on a non-blocking socket, driven by readiness: OpenSSL reads and writes
-// the socket itself, so with SSL_MODE_RELEASE_BUFFERS an idle connection
-// keeps only its SSL object (a few KB) — no record buffers, no BIO pair.
-// An asynchronous stream for Beast (async_read_some, async_write_some). A
-// connection reads and writes one at a time, never both at once.
-class TlsSocket {
- public:
-  using executor_type = tcp::socket::executor_type;
-
-  TlsSocket(tcp::socket& socket, SSL_CTX* context) : socket_(&socket), ssl_(SSL_new(context)) {
-    error_code ignored;
-    socket_->non_blocking(true, ignored);
-    if (ssl_ != nullptr) SSL_set_fd(ssl_, static_cast<int>(socket_->native_handle()));
-  }
-  ~TlsSocket() { SSL_free(ssl_); }
-  TlsSocket(const TlsSocket&) = delete;
-  TlsSocket& operator=(const TlsSocket&) = delete;
-
-  executor_type get_executor() { return socket_->get_executor(); }
-  // The same descriptor, now wrapped by another socket object (another
-  // lane's; the connection moves lanes with no operation in progress).
-  void rebind(tcp::socket& socket) { socket_ = &socket; }
-  bool pending() const { return ssl_ != nullptr && SSL_pending(ssl_) > 0; }
-
-  template <class Handler>  // void(error_code)
-  void async_handshake(Handler handler) {
-    step([this] { return SSL_accept(ssl_); },
-         [handler = std::move(handler)](const error_code& ec, size_t) mutable { handler(ec); });
-  }
-
-  template <class Buffers, class Handler>  // void(error_code, size_t)
-  void async_read_some(const Buffers& buffers, Handler&& handler) {
-    const net::mutable_buffer buffer = first(buffers);
-    if (buffer.size() == 0) return complete(std::forward<Handler>(handler), error_code(), 0);
-    step([this, buffer] { return SSL_read(ssl_, buffer.data(), clampInt(buffer.size())); },
-         std::forward<Handler>(handler));
-  }
-
-  template <class Buffers, class Handler>  // void(error_code, size_t)
-  void async_write_some(const Buffers& buffers, Handler&& handler) {
-    net::const_buffer buffer = first(buffers);
-    // A small answer's pieces (status line, headers, body) go out as one
-    // record: gathered here, kept until the write completes.
-    const size_t total = net::buffer_size(buffers);
-    if (buffer.size() < total && total <= kGather) {
-      gathered_.resize(total);
-      net::buffer_copy(net::buffer(gathered_), buffers);
-      buffer = net::buffer(gathered_);
-    }
-    if (buffer.size() == 0) return complete(std::forward<Handler>(handler), error_code(), 0);
-    step([this, buffer] { return SSL_write(ssl_, buffer.data(), clampInt(buffer.size())); },
-         [this, handler = std::forward<Handler>(handler)](const error_code& ec, size_t n) mutable {
-           std::string().swap(gathered_);  // an idle connection keeps no copy
-           handler(ec, n);
-         });
-  }
-
- private:
-  static int clampInt(size_t n) { return static_cast<int>(std::min<size_t>(n, 1 << 30)); }
-
-  template <class Buffers>
-  static auto first(const Buffers& buffers) {
-    for (auto it = net::buffer_sequence_begin(buffers); it != net::buffer_sequence_end(buffers); ++it)
-      if ((*it).size() > 0) return *it;
-    return *net::buffer_sequence_begin(buffers);
-  }
-
-  // Handlers always run later on the connection's executor, never inside the
-  // call that started the operation.
-  template <class Handler>
-  void complete(Handler&& handler, const error_code& ec, size_t n) {
-    net::post(socket_->get_executor(),
-              [handler = std::forward<Handler>(handler), ec, n]() mutable { handler(ec, n); });
-  }
-
-  template <class Operation, class Handler>
-  void step(Operation operation, Handler&& handler) {
-    if (ssl_ == nullptr) return complete(std::forward<Handler>(handler), net::error::no_memory, 0);
-    ERR_clear_error();
-    const int n = operation();
-    if (n > 0) return complete(std::forward<Handler>(handler), error_code(), static_cast<size_t>(n));
-    const int error = SSL_get_error(ssl_, n);
-    if (error == SSL_ERROR_WANT_READ || error == SSL_ERROR_WANT_WRITE) {
-      socket_->async_wait(error == SSL_ERROR_WANT_READ ? tcp::socket::wait_read : tcp::socket::wait_write,
-                         [this, operation, handler = std::forward<Handler>(handler)](const error_code& ec) mutable {
-                           if (ec) return complete(std::move(handler), ec, 0);
-                           step(operation, std::move(handler));
-                         });
-      return;
-    }
-    complete(std::forward<Handler>(handler), failure(error, n), 0);
-  }
-
-  // eof for a clean close_notify or a peer gone mid-record; the OpenSSL
-  // error otherwise.
-  static error_code failure(int error, int n) {
-    const unsigned long queued = ERR_peek_error();
-    if (error == SSL_ERROR_ZERO_RETURN) return net::error::eof;
-    if (error == SSL_ERROR_SYSCALL && queued == 0)
-      return n == 0 || errno == 0 ? error_code(net::error::eof) : error_code(errno, boost::system::system_category());
-    if (ERR_GET_REASON(queued) == SSL_R_UNEXPECTED_EOF_WHILE_READING) return net::error::eof;
-    if (queued == 0) return net::error::connection_aborted;
-    return error_code(static_cast<int>(queued), net::error::get_ssl_category());
-  }
-
-  static constexpr size_t kGather = 16 * 1024;
-  tcp::socket* socket_;
-  SSL* ssl_;
-  std::string gathered_;
-};
 
 std::string text(boost::beast::string_view v) { return std::string(v.data(), v.size()); }
 
@@ -315,6 +206,8 @@ struct HttpServer::Shared {
   SslContext tls;  // null: plain HTTP
   std::shared_ptr<WorkQueue> work;
   std::shared_ptr<WorkQueue> largeWork;  // bodies of options->largeBodyBytes or more
+  // Per route, in options->routes' order: its relay, or null.
+  std::vector<std::shared_ptr<HttpRelay>> relays;
 
   std::mutex liveMutex;
   std::condition_variable liveChanged;
@@ -668,6 +561,16 @@ class Connection : public std::enable_shared_from_this<Connection> {
       return answer(std::move(r), ending());
     }
 
+    if (const auto& relay = server_->relays[static_cast<size_t>(match - options.routes.data())]) {
+      std::string upstream;
+      try {
+        upstream = match->relay->to(request);
+      } catch (const std::exception& e) {
+        logEvent(LogLevel::Error, "relay target failed", {{"listener", options.name}, {"error", e.what()}});
+      }
+      if (!upstream.empty()) return relayRequest(*match, *relay, std::move(request), upstream);
+    }
+
     disarm(Phase::Queued);
     const bool large = request.body.size() >= options.largeBodyBytes;
     auto shared = std::make_shared<HttpRequest>(std::move(request));
@@ -687,6 +590,27 @@ class Connection : public std::enable_shared_from_this<Connection> {
     if ((large ? server_->largeWork : server_->work)->tryPush(std::move(job))) return;
     server_->shed->inc();
     answer(shedAnswer(*match, *shared), ending());
+  }
+
+  // Sent on from this thread; answered on this connection's strand when the
+  // upstream has answered or failed. No worker is involved.
+  void relayRequest(const Route& route, HttpRelay& relay, HttpRequest request, const std::string& upstream) {
+    disarm(Phase::Queued);
+    auto shared = std::make_shared<const HttpRequest>(std::move(request));
+    relay.relay(server_->io, upstream, shared,
+                [self = shared_from_this(), route = &route, shared, executor = executor_](Result<std::string> answer) {
+                  net::post(executor, [self, route, shared, answer = std::move(answer)]() mutable {
+                    self->answer(self->relayedAnswer(*route, *shared, std::move(answer)), self->ending());
+                  });
+                });
+  }
+
+  HttpResponse relayedAnswer(const Route& route, const HttpRequest& request, Result<std::string> upstreamAnswer) {
+    try {
+      return route.relay->answered(request, std::move(upstreamAnswer));
+    } catch (const std::exception& e) {
+      return internalError(request, e.what());
+    }
   }
 
   HttpResponse shedAnswer(const Route& route, const HttpRequest& request) {
@@ -961,6 +885,17 @@ Result<std::unique_ptr<HttpServer>> HttpServer::start(ListenerOptions options) {
     return Error{"listen " + opts.address + ": " + e.code().message()};
   }
 
+  for (const Route& route : opts.routes) {
+    std::shared_ptr<HttpRelay> relay;
+    if (route.relay) {
+      if (!route.relay->to || !route.relay->answered) return Error{"route " + route.path + ": a relay needs to and answered"};
+      auto created = HttpRelay::create(route.relay->options, opts.maxBodyBytes);
+      if (!created) return Error{"route " + route.path + ": " + created.error().message};
+      relay = std::move(*created);
+    }
+    shared->relays.push_back(std::move(relay));
+  }
+
   shared->work = std::make_shared<WorkQueue>(static_cast<size_t>(opts.maxQueuedRequests), *shared->queued);
   shared->work->start(opts.workerThreads, shared->work);
   shared->largeWork = std::make_shared<WorkQueue>(static_cast<size_t>(opts.maxQueuedLargeRequests), *shared->queued);
@@ -1054,8 +989,11 @@ bool HttpServer::stop(std::chrono::milliseconds bound) {
     new std::shared_ptr<Shared>(shared_);
     return false;
   }
-  // Nothing is left for the I/O threads but the acceptor's cancelled wait:
-  // without the guard they return once it has run.
+  // Nothing is left for the I/O threads but the acceptor's cancelled wait
+  // (idle relayed connections wait for nothing): without the guard they
+  // return once it has run.
+  for (const auto& relay : s.relays)
+    if (relay) relay->closeIdle();
   s.keepRunning.reset();
   s.keepHandshakeRunning.reset();
   s.keepSlowRunning.reset();

@@ -27,13 +27,16 @@
 //  - queues fully received requests for a fixed pool of workers; when the
 //    queue is full the route's `shed` answer is given at once (counted), or a
 //    503 for routes without one: never a stall;
-//  - turns any exception escaping a handler into a 500 and a log line.
+//  - turns any exception escaping a handler into a 500 and a log line;
+//  - may relay a route's requests to another server (Route::relay) from the
+//    I/O thread, without a worker.
 //
 // A handler is decode -> pure function -> encode: it gets the request as
 // plain data and returns the response as plain data.
 //
 // Thread-safety: handlers run concurrently on the worker threads and must be
-// safe for that; a route's `shed` runs on an I/O thread and must be cheap.
+// safe for that; a route's `shed` and `relay` functions run on an I/O thread
+// and must be cheap.
 // start() and stop() belong to one owning thread; port(), inFlight() and
 // stats() may be called from any thread.
 
@@ -81,6 +84,20 @@ struct HttpResponse {
 
 using RouteHandler = std::function<HttpResponse(const HttpRequest&)>;
 
+// How a route sends requests on to another server (webhook/http_relay.h):
+// HTTPS with keep-alive, the server's certificate verified against `caPem`
+// for `serverName` (also sent as SNI and Host).
+struct RelayOptions {
+  std::string serverName;
+  std::string caPem;
+  // Bound on one relayed request: connecting, the handshake, writing it and
+  // reading the whole answer.
+  std::chrono::milliseconds timeout{500};
+  std::string userAgent = "placer";
+  std::vector<std::pair<std::string, std::string>> headers;  // sent with every request
+  size_t maxIdleConnections = 32;
+};
+
 struct Route {
   std::string method;  // "GET", "POST"
   std::string path;    // exact match: "/mutate"
@@ -88,6 +105,20 @@ struct Route {
   // The answer when the request queue is full (on an I/O thread: cheap, no
   // locks held long). Empty: 503 with Retry-After.
   RouteHandler shed;
+
+  // Optional: requests this route sends on to another server instead of
+  // running `handler` (a follower's reviews, to the leader). Both functions
+  // run on an I/O thread and must be cheap. `to` gives the upstream's
+  // host:port for a request, or "" to run the handler as usual; `answered`
+  // turns the upstream's 200 body, or why there is none (no connection, a
+  // failed TLS verification, the timeout, another status), into the answer.
+  // No worker is taken while the upstream answers.
+  struct Relay {
+    RelayOptions options;
+    std::function<std::string(const HttpRequest&)> to;
+    std::function<HttpResponse(const HttpRequest&, Result<std::string> upstreamAnswer)> answered;
+  };
+  std::shared_ptr<const Relay> relay;
 };
 
 struct ListenerOptions {

@@ -33,7 +33,6 @@
 #include "webhook/log.h"
 #include "webhook/metrics.h"
 #include "webhook/process_metrics.h"
-#include "webhook/review_forwarding.h"
 #include "webhook/serving_certificate.h"
 #include "webhook/sync_progress.h"
 #include "webhook/webhook_routes.h"
@@ -277,7 +276,7 @@ std::string reportingInstance() {
 struct Replicas {
   std::unique_ptr<kube::ApiClient> client;
   std::unique_ptr<LeaderElector> elector;
-  std::unique_ptr<ReviewForwarder> forwarder;
+  std::optional<RelayOptions> forwarding;  // how followers reach the leader
 };
 
 // client-go's identity is hostname_uuid: unique per process, so a restarted
@@ -354,12 +353,13 @@ Result<Replicas> prepareReplicas(const PlacerSettings& settings, const std::stri
     logEvent(LogLevel::Warning, "leader election: no CA to verify the leader with; followers will not forward",
              {{"caFile", caFile}, {"error", ca.error().message}});
   } else {
-    ReviewForwarderOptions forwarding;
-    forwarding.identity = out.elector->identity();
+    RelayOptions forwarding;
     forwarding.serverName = le.forwardServerName.empty() ? serviceNameOf(settings.tlsCertFile, ns) : le.forwardServerName;
     forwarding.caPem = std::move(*ca);
     forwarding.timeout = le.forwardTimeout;
-    out.forwarder = std::make_unique<ReviewForwarder>(std::move(forwarding));
+    forwarding.userAgent = "placer-forwarder";
+    forwarding.headers = {{std::string(kForwardedByHeader), out.elector->identity()}};
+    out.forwarding = std::move(forwarding);
   }
   logEvent(LogLevel::Info, "leader election",
            {{"lease", ns + "/" + le.resourceName}, {"identity", out.elector->identity()}});
@@ -494,7 +494,7 @@ int runServe(int argc, char** argv) {
     }
     replicas = std::move(*prepared);
     context.leader = replicas.elector.get();
-    context.forwarder = replicas.forwarder.get();
+    context.forwarding = replicas.forwarding;
   }
 
   ReservationSweeper sweeper(state, metrics, context.clock);

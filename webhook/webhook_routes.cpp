@@ -49,21 +49,30 @@ struct MutateRoute {
   ForwardMetrics forwarded;
 
   HttpResponse operator()(const HttpRequest& request) const {
-    if (context.leader != nullptr && !context.leader->mayAssign()) return forwardOrDecline(request);
+    if (context.leader != nullptr && !context.leader->mayAssign()) return decline(request);
     return decide(request);
   }
 
-  // The leader decides; a follower forwards, once: a review that was already
-  // forwarded is never forwarded again.
-  HttpResponse forwardOrDecline(const HttpRequest& request) const {
+  // On the I/O thread: where a follower relays a review, or "" to decide it
+  // here (the leader) or decline it (no leader known, or forwarded already:
+  // a review is forwarded once, never again).
+  std::string leaderAddress(const HttpRequest& request) const {
+    if (context.leader == nullptr || !request.forwardedBy.empty() || context.leader->mayAssign()) return "";
     auto leader = context.leader->leader();
-    if (!request.forwardedBy.empty()) return decline(request, ForwardResult::Declined, "");
-    if (!leader || leader->address.empty() || context.forwarder == nullptr)
-      return decline(request, ForwardResult::NoLeader, "");
-    auto answer = context.forwarder->forward(leader->address, request.body);
+    return leader ? leader->address : "";
+  }
+
+  // On the I/O thread: the leader's answer, or allowed unchanged when the
+  // forward failed.
+  HttpResponse relayed(const HttpRequest& request, Result<std::string> answer) const {
     if (!answer) return decline(request, ForwardResult::Failed, answer.error().message);
     forwarded.results[int(ForwardResult::Forwarded)]->inc();
     return HttpResponse::json(200, std::move(*answer));
+  }
+
+  // A replica that may not assign and did not forward.
+  HttpResponse decline(const HttpRequest& request) const {
+    return decline(request, request.forwardedBy.empty() ? ForwardResult::NoLeader : ForwardResult::Declined, "");
   }
 
   HttpResponse decline(const HttpRequest& request, ForwardResult result, const std::string& error) const {
@@ -183,9 +192,15 @@ std::vector<Route> webhookRoutes(const WebhookContext& context) {
     if (leader != nullptr && !leader->decided()) return HttpResponse::text(503, "leader election: first round pending\n");
     return HttpResponse::text(200, "ok\n");
   };
+  Route mutateRoute{"POST", "/mutate", [mutate](const HttpRequest& r) { return (*mutate)(r); },
+                    [mutate](const HttpRequest& r) { return mutate->shed(r); }};
+  if (context.leader != nullptr && context.forwarding) {
+    mutateRoute.relay = std::make_shared<const Route::Relay>(Route::Relay{
+        *context.forwarding, [mutate](const HttpRequest& r) { return mutate->leaderAddress(r); },
+        [mutate](const HttpRequest& r, Result<std::string> answer) { return mutate->relayed(r, std::move(answer)); }});
+  }
   return {
-      Route{"POST", "/mutate", [mutate](const HttpRequest& r) { return (*mutate)(r); },
-            [mutate](const HttpRequest& r) { return mutate->shed(r); }},
+      std::move(mutateRoute),
       Route{"GET", "/healthz", healthz, healthz},
       // Liveness: the process serves requests. Never tied to the API server or
       // the view, since a restart would bring neither back.

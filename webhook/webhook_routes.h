@@ -6,13 +6,15 @@
 // itself is reviewAdmission() (webhook/admission.h).
 //
 // Thread-safety: the handlers returned by routes() run concurrently on the
-// listener's workers. ReservationSweeper's start()/stop() belong to one thread.
+// listener's workers, /mutate's relay functions on its I/O thread. ReservationSweeper's start()/stop() belong to one thread.
 
 #include <chrono>
 #include <condition_variable>
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -24,7 +26,6 @@
 #include "webhook/leader_election.h"
 #include "webhook/metrics.h"
 #include "webhook/placed_pods.h"
-#include "webhook/review_forwarding.h"
 
 namespace placer {
 
@@ -39,12 +40,19 @@ struct WebhookContext {
   SteadyClock clock = [] { return std::chrono::steady_clock::now(); };
   PlacedPods* placed = nullptr;  // null: decisions are not followed (no Events, rejections not tied to them)
   // Several replicas: only the replica whose `leader` may assign decides; the
-  // others hand each review to the leader through `forwarder`, or answer it
-  // allowed unchanged (placer_forwarded_total{result}). Both null: this
-  // replica assigns alone. Both outlive the routes.
+  // others relay each review to the leader (POST /mutate over TLS, with
+  // `forwarding`'s name, CA, timeout and X-Placer-Forwarded-By header), or
+  // answer it allowed unchanged (placer_forwarded_total{result}). `leader`
+  // null: this replica assigns alone; it outlives the routes. `forwarding`
+  // empty: followers do not forward (no CA to verify the leader with).
   const LeaderElector* leader = nullptr;
-  ReviewForwarder* forwarder = nullptr;
+  std::optional<RelayOptions> forwarding;
 };
+
+// Marks a review a follower forwarded; its value is the follower's identity.
+// A replica that receives one decides it or declines it, and never forwards
+// it again (no loops while the replicas disagree about who leads).
+inline constexpr std::string_view kForwardedByHeader = "X-Placer-Forwarded-By";
 
 // Registers the view gauges (nodes, pods, reservations, synced) as a collector
 // on the context's registry and returns the route table.

@@ -178,6 +178,22 @@ TEST_F(ReplicasTest, KillingOrPausingTheLeaderHandsOverWithoutOvercommit) {
     const std::string oldHolder = holder();
     replicas_[old]->signal(e.signal);
     withoutEndpoint(ports_[old]);  // the endpoints controller drops it
+    if (e.signal == SIGSTOP) {
+      // Until the paused leader's lease expires (3 s after the followers last
+      // saw it renewed) they still forward to it: the forward fails at its
+      // 500 ms timeout, and the review is answered allowed unchanged, counted.
+      const int follower = (old + 1) % 3;
+      const std::string failed = "placer_forwarded_total{result=\"failed\"}";
+      const double failedBefore = metric(ports_[follower], failed);
+      testing::ServiceAdmission direct(*server_, server_->caPem(), kServiceName, 2s);
+      direct.setEndpoints({ports_[follower]});
+      testing::ServiceAdmission::Client client(direct);
+      auto created = client.create(podToPlace(200000));
+      ++directlyCreated;
+      EXPECT_TRUE(created.answered) << created.error;
+      EXPECT_TRUE(created.node.empty()) << "a failed forward leaves the pod to kube-scheduler";
+      EXPECT_GT(metric(ports_[follower], failed), failedBefore);
+    }
     ++event;
     assignedAfterEvent = 0;
     ASSERT_TRUE(waitFor([&] { return holder() != oldHolder && leaderIndex() >= 0; }, 30s))

@@ -16,11 +16,11 @@
 #include <Poco/Net/HTTPRequest.h>
 #include <Poco/Net/HTTPResponse.h>
 #include <Poco/Net/HTTPSClientSession.h>
-#include <Poco/Net/IPAddress.h>
 #include <Poco/Net/NetException.h>
 #include <Poco/Net/SSLManager.h>
 
 #include "certs/openssl_error.h"
+#include "certs/peer_verification.h"
 
 namespace placer::kube {
 namespace {
@@ -91,22 +91,6 @@ class WriteOnceSession final : public Session, public GatheredWrites {
 // The session's write gathering (every session Connection opens is a WriteOnceSession).
 GatheredWrites& gatheredWrites(Poco::Net::HTTPClientSession& session) {
   return dynamic_cast<GatheredWrites&>(session);
-}
-
-// Adds every certificate of a PEM bundle to the context's trust store.
-Outcome addCaBundle(SSL_CTX* ctx, const std::string& pem) {
-  BIO* bio = BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size()));
-  X509_STORE* store = SSL_CTX_get_cert_store(ctx);
-  int added = 0;
-  while (X509* cert = PEM_read_bio_X509(bio, nullptr, nullptr, nullptr)) {
-    X509_STORE_add_cert(store, cert);
-    X509_free(cert);
-    ++added;
-  }
-  ERR_clear_error();  // the loop ends with a "no start line" error
-  BIO_free(bio);
-  if (added == 0) return Error{"certificate authority: no PEM certificate found"};
-  return {};
 }
 
 Outcome useClientCertificate(SSL_CTX* ctx, const std::string& certPem, const std::string& keyPem) {
@@ -268,15 +252,10 @@ Result<std::unique_ptr<ApiClient>> ApiClient::create(const KubeConfig& config, A
     } else {
       SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, nullptr);
       if (!config.caPem.empty()) {
-        if (Outcome ca = addCaBundle(ctx, config.caPem); !ca) return ca.error();
+        if (Outcome ca = certs::addCaBundle(ctx, config.caPem); !ca) return ca.error();
       }
-      X509_VERIFY_PARAM* param = SSL_CTX_get0_param(ctx);
       const std::string& name = config.tlsServerName.empty() ? client->host_ : config.tlsServerName;
-      Poco::Net::IPAddress address;
-      bool isIp = Poco::Net::IPAddress::tryParse(name, address);
-      int ok = isIp ? X509_VERIFY_PARAM_set1_ip_asc(param, name.c_str())
-                    : X509_VERIFY_PARAM_set1_host(param, name.c_str(), name.size());
-      if (ok != 1) return Error{"server name " + name + ": " + certs::takeOpensslError("unknown OpenSSL error")};
+      if (Outcome verified = certs::verifyPeerName(ctx, name); !verified) return verified.error();
     }
     if (!config.clientCertPem.empty()) {
       if (Outcome cert = useClientCertificate(ctx, config.clientCertPem, config.clientKeyPem); !cert)
