@@ -11,10 +11,39 @@ namespace placer {
 
 // ---- StringTable ----
 
+uint32_t StringTable::hashOf(std::string_view text) {
+  return static_cast<uint32_t>(std::hash<std::string_view>{}(text));
+}
+
+size_t StringTable::slotOf(std::string_view text, uint32_t hash) const {
+  const size_t mask = slots_.size() - 1;
+  for (size_t i = hash & mask;; i = (i + 1) & mask) {
+    const uint64_t slot = slots_[i];
+    if (slot == kEmptySlot) return i;
+    if (static_cast<uint32_t>(slot >> 32) == hash && entries_[static_cast<uint32_t>(slot)].text == text) return i;
+  }
+}
+
+void StringTable::grow() {
+  std::vector<uint64_t> old = std::move(slots_);
+  slots_.assign(std::max<size_t>(64, old.size() * 2), kEmptySlot);
+  const size_t mask = slots_.size() - 1;
+  for (const uint64_t slot : old) {
+    if (slot == kEmptySlot) continue;
+    size_t i = static_cast<uint32_t>(slot >> 32) & mask;
+    while (slots_[i] != kEmptySlot) i = (i + 1) & mask;
+    slots_[i] = slot;
+  }
+}
+
 uint32_t StringTable::acquire(std::string_view text) {
-  if (auto it = index_.find(text); it != index_.end()) {
-    ++entries_[it->second].refs;
-    return it->second;
+  if ((held_ + 1) * 2 > slots_.size()) grow();
+  const uint32_t hash = hashOf(text);
+  const size_t at = slotOf(text, hash);
+  if (slots_[at] != kEmptySlot) {
+    const uint32_t id = static_cast<uint32_t>(slots_[at]);
+    ++entries_[id].refs;
+    return id;
   }
   uint32_t id;
   if (!free_.empty()) {
@@ -23,10 +52,12 @@ uint32_t StringTable::acquire(std::string_view text) {
     entries_[id].text.assign(text);
   } else {
     id = static_cast<uint32_t>(entries_.size());
-    entries_.push_back(Entry{std::string(text), 0});
+    entries_.push_back(Entry{std::string(text), 0, 0});
   }
   entries_[id].refs = 1;
-  index_.emplace(entries_[id].text, id);
+  entries_[id].hash = hash;
+  slots_[at] = static_cast<uint64_t>(hash) << 32 | id;
+  ++held_;
   return id;
 }
 
@@ -34,15 +65,28 @@ void StringTable::release(uint32_t id) {
   if (id == kNone) return;
   Entry& e = entries_[id];
   if (--e.refs > 0) return;
-  index_.erase(e.text);
+  // Backward-shift deletion: every later slot of the probe run that may sit
+  // in the freed slot moves up, so that no probe stops early at a hole.
+  const size_t mask = slots_.size() - 1;
+  size_t hole = slotOf(e.text, e.hash);
+  for (size_t i = (hole + 1) & mask; slots_[i] != kEmptySlot; i = (i + 1) & mask) {
+    const size_t home = static_cast<uint32_t>(slots_[i] >> 32) & mask;
+    // The slot stays when its home lies cyclically in (hole, i].
+    if (((i - home) & mask) < ((i - hole) & mask)) continue;
+    slots_[hole] = slots_[i];
+    hole = i;
+  }
+  slots_[hole] = kEmptySlot;
+  --held_;
   e.text.clear();
   e.text.shrink_to_fit();
   free_.push_back(id);
 }
 
 uint32_t StringTable::find(std::string_view text) const {
-  auto it = index_.find(text);
-  return it == index_.end() ? kNone : it->second;
+  if (held_ == 0) return kNone;
+  const uint64_t slot = slots_[slotOf(text, hashOf(text))];
+  return slot == kEmptySlot ? kNone : static_cast<uint32_t>(slot);
 }
 
 // ---- NodeInfo ----

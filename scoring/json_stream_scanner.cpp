@@ -87,13 +87,15 @@ bool JsonStreamScanner::keyRead(uint64_t at) {
 Outcome JsonStreamScanner::emitFrom(const char* piece, size_t from, size_t to, uint64_t at) {
   capturing_ = false;
   std::string_view bytes;
-  if (capture_.empty()) {
+  if (!spanning_) {
     // The whole value lies in this piece: hand it out without a copy.
     bytes = std::string_view(piece + from, to - from);
   } else {
-    capture_.append(piece + from, to - from);
-    bytes = capture_;
+    std::string& buffer = captureBuffer();
+    buffer.append(piece + from, to - from);
+    bytes = std::string_view(buffer).substr(spanFrom_);
   }
+  spanning_ = false;
   Outcome result;
   switch (captureTarget_) {
     case Target::Value:
@@ -360,7 +362,14 @@ Outcome JsonStreamScanner::feed(std::string_view piece) {
     }
     ++i;
   }
-  if (capturing_) capture_.append(p + captureFrom, n - captureFrom);
+  if (capturing_) {
+    std::string& buffer = captureBuffer();
+    if (!spanning_) {
+      spanning_ = true;
+      spanFrom_ = buffer.size();
+    }
+    buffer.append(p + captureFrom, n - captureFrom);
+  }
   offset_ += n;
   return {};
 }

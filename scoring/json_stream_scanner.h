@@ -76,6 +76,14 @@ class JsonStreamScanner {
   Outcome finish();
 
   uint64_t bytesSeen() const { return offset_; }
+  // onValue's values (list items, watch events) that span pieces are gathered
+  // at the end of *buffer instead of in the scanner's own buffer, so that a
+  // sink that keeps them there (a batch of list items) copies nothing again:
+  // such a value reaches the sink as the last bytes of *buffer. A value
+  // within one piece still reaches it as a view of the piece. The caller
+  // only appends to *buffer, or clears it between values; buffer outlives
+  // the scanner's feeding.
+  void gatherValuesInto(std::string* buffer) { valueBuffer_ = buffer; }
 
  private:
   enum class Target : uint8_t { Value, Metadata, Member, Element };
@@ -115,6 +123,12 @@ class JsonStreamScanner {
   int captureDepth_ = 0;  // depth at which the captured value started
   Target captureTarget_ = Target::Value;
   std::string capture_;
+  std::string* valueBuffer_ = nullptr;  // gatherValuesInto
+  bool spanning_ = false;    // the captured value began in an earlier piece
+  size_t spanFrom_ = 0;      // where it begins in captureBuffer()
+  std::string& captureBuffer() {
+    return captureTarget_ == Target::Value && valueBuffer_ ? *valueBuffer_ : capture_;
+  }
   // ListItems / Members: the key at depth 1 and whether the next string at depth 1 is a key.
   bool expectKey_ = false;
   bool readingKey_ = false;

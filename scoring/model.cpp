@@ -31,21 +31,32 @@ std::string_view toString(TaintEffect effect) {
   return "";
 }
 
+namespace {
+
+// imagelocality.normalizedImageName: no ':' after the last '/' means no tag.
+// The usual name has a tag or digest: one backwards search for its ':' and a
+// short forward one for a '/' after it (a registry port).
+bool hasTag(std::string_view name) {
+  if (name.empty()) return false;
+  const void* colon = memrchr(name.data(), ':', name.size());
+  if (colon == nullptr) return false;
+  const size_t at = static_cast<size_t>(static_cast<const char*>(colon) - name.data());
+  return std::memchr(name.data() + at, '/', name.size() - at) == nullptr;
+}
+
+}  // namespace
+
 std::string normalizedImageName(std::string_view name) {
-  // imagelocality.normalizedImageName: no ':' after the last '/' means no tag.
-  // The usual name has a tag or digest: one backwards search for its ':' and a
-  // short forward one for a '/' after it (a registry port), then one copy.
-  if (const void* colon = memrchr(name.data(), ':', name.size())) {
-    const size_t at = static_cast<size_t>(static_cast<const char*>(colon) - name.data());
-    if (std::memchr(name.data() + at, '/', name.size() - at) == nullptr) return std::string(name);
-  }
   std::string out;
   out.reserve(name.size() + 7);
   out.append(name);
-  out += ":latest";
+  normalizeImageName(out);
   return out;
 }
 
+void normalizeImageName(std::string& name) {
+  if (!hasTag(name)) name += ":latest";
+}
 
 namespace {
 

@@ -878,7 +878,7 @@ Result<Node> decodeNodeAs(const V& object) {
             [&](const V& item, const Path& p) -> Outcome {
               NodeImage image;
               if (auto o = readStringList(item, "names", p, image.names); !o) return o;
-              for (std::string& name : image.names) name = normalizedImageName(name);
+              for (std::string& name : image.names) normalizeImageName(name);
               if (auto o = readInt64(item, "sizeBytes", p, image.sizeBytes); !o) return o;
               node.images.push_back(std::move(image));
               return {};

@@ -13,6 +13,7 @@
 #include "scoring/plugins/plugin_args.h"
 #include "scoring/plugins/resource_allocation.h"
 #include "scoring/plugins/taint_toleration.h"
+#include "scoring/scratch_counts.h"
 #include "scoring/topology.h"
 
 namespace placer {
@@ -187,30 +188,26 @@ const NodeInfo* viewNodeOf(const ClusterView& view, const NodeInfo& node) {
 }
 
 // Matching pods per node (countPodsMatchSelector over every node at once),
-// indexed by NodeInfo::id.
+// indexed by NodeInfo::id; for the length of the call that counts (the
+// counts are scratch, see ScratchCounts).
 class PodsPerNode {
  public:
   PodsPerNode(const ClusterView& view, const ReservedPods& reserved, const Constraint& c, std::string_view ns)
-      : counts_(view.nodeIdBound(), 0) {
+      : counts_(c.selector.empty() ? 0 : view.nodeIdBound()) {
     if (c.selector.empty()) return;  // upstream counts nothing for an empty selector
     ResolvedSelector resolved(view, c.selector);
     const std::vector<std::string> namespaces{std::string(ns)};
     forEachCandidatePod(view, reserved, c.selector, resolved, &namespaces, [&](const CountedPod& p) {
       if (p.terminating || !p.labelsMatch(resolved, c.selector)) return;
-      if (counts_[p.node->id]++ == 0) nodes_.push_back(p.node->id);
+      counts_.add(p.node->id, 1);
     });
   }
-  int64_t on(const ClusterView& view, const NodeInfo& node) const {
-    const NodeInfo* v = viewNodeOf(view, node);
-    return v == nullptr || v->id >= counts_.size() ? 0 : counts_[v->id];
-  }
-  int64_t onViewNode(uint32_t id) const { return counts_[id]; }
-  std::span<const int32_t> counts() const { return counts_; }  // by NodeInfo::id of view nodes
-  const std::vector<uint32_t>& nodes() const { return nodes_; }  // ids with a count
+  int64_t onViewNode(uint32_t id) const { return counts_.get(id); }
+  const std::vector<uint32_t>& nodes() const { return counts_.touched(); }  // ids with a count
+  const ScratchCounts& counts() const { return counts_; }
 
  private:
-  std::vector<int32_t> counts_;
-  std::vector<uint32_t> nodes_;
+  ScratchCounts counts_;
 };
 
 // std::round (half away from zero, as Go's math.Round) without the libm
@@ -233,31 +230,244 @@ constexpr uint32_t kNoId = UINT32_MAX;
 // over N keys known at compile time (N == 0: keys.size()), so that the loop
 // keeps its pointers in registers: it runs once per feasible node.
 template <size_t N>
-void gatherTopologyValuesOf(const ClusterView& view, std::span<const NodeInfo* const> feasible,
+bool gatherTopologyValuesOf(const ClusterView& view, std::span<const NodeInfo* const> feasible,
                             std::span<const TopologyKey> keys, std::span<const std::span<const uint32_t>> columns,
                             uint32_t* ids, uint32_t* values) {
   const size_t n = N != 0 ? N : keys.size();
+  // The columns in locals (registers, for N known).
+  const uint32_t* columnData[N != 0 ? N : 1];
+  size_t columnSize[N != 0 ? N : 1];
+  if constexpr (N != 0) {
+    for (size_t i = 0; i < N; ++i) {
+      columnData[i] = columns[i].data();
+      columnSize[i] = columns[i].size();
+    }
+  }
+  // view.holds(node), with the view's range in locals.
+  const NodeInfo* const viewFirst = view.nodes().data();
+  const NodeInfo* const viewLast = viewFirst + view.nodes().size();
+  bool allViewNodes = true;
   for (size_t j = 0; j < feasible.size(); ++j) {
     const NodeInfo& node = *feasible[j];
     uint32_t* nodeValues = values + j * n;
-    if (!view.holds(node)) {
+    if (&node < viewFirst || &node >= viewLast) {
       ids[j] = kNoId;
       for (size_t i = 0; i < n; ++i) nodeValues[i] = keys[i].valueOf(node);
+      allViewNodes = false;
       continue;
     }
     const uint32_t id = viewNodeId(view, node);
     ids[j] = id;
-    for (size_t i = 0; i < n; ++i) nodeValues[i] = id < columns[i].size() ? columns[i][id] : TopologyKey::kAbsent;
+    if constexpr (N != 0) {
+#pragma GCC unroll 4
+      for (size_t i = 0; i < N; ++i) nodeValues[i] = id < columnSize[i] ? columnData[i][id] : TopologyKey::kAbsent;
+    } else {
+      for (size_t i = 0; i < n; ++i) nodeValues[i] = id < columns[i].size() ? columns[i][id] : TopologyKey::kAbsent;
+    }
   }
+  return allViewNodes;
 }
 
-void gatherTopologyValues(const ClusterView& view, std::span<const NodeInfo* const> feasible,
+// True when every feasible node is one of the view's (no kNoId, no kUnknown).
+bool gatherTopologyValues(const ClusterView& view, std::span<const NodeInfo* const> feasible,
                           std::span<const TopologyKey> keys, std::span<const std::span<const uint32_t>> columns,
                           uint32_t* ids, uint32_t* values) {
   switch (keys.size()) {
     case 1: return gatherTopologyValuesOf<1>(view, feasible, keys, columns, ids, values);
     case 2: return gatherTopologyValuesOf<2>(view, feasible, keys, columns, ids, values);  // the system defaults
     default: return gatherTopologyValuesOf<0>(view, feasible, keys, columns, ids, values);
+  }
+}
+
+// PreScore's passes over feasible nodes that are all the view's (no kNoId
+// id, no kUnknown value), with gatherTopologyValues' ids and values, for N
+// constraints known at compile time (N == 0: n). Each runs once per
+// feasible node, so the constraints' flags and arrays are copied to locals
+// (registers) first.
+// Registration: each domain (value) of a constraint other than hostname
+// that some feasible node has gets a count of 1 in domains[i] (counting
+// pods comes after: domains[i] then holds 1 + pods) and widens
+// topologySize[i], and so does the absence of the key (once). With
+// requireAllTopologies, a node missing any key registers nothing and joins
+// `ignored`, by id.
+template <size_t N, unsigned kHostMask>
+void registerViewNodeDomains(std::span<const uint32_t> ids, const uint32_t* values, size_t n, const char* hostname,
+                             bool requireAllTopologies, ScratchCounts* domains, int64_t* topologySize,
+                             std::vector<uint32_t>& ignored) {
+  if constexpr (N != 0) n = N;
+  // The flags and arrays in locals (registers, for N known); a domain's
+  // array does not move when add() writes to it.
+  constexpr size_t kLocal = N != 0 ? N : 1;
+  const int64_t* counts[kLocal] = {};
+  size_t bound[kLocal] = {};
+  if constexpr (N != 0) {
+    for (size_t i = 0; i < N; ++i) {
+      counts[i] = domains[i].data();
+      bound[i] = domains[i].bound();
+    }
+  }
+  auto isHost = [&](size_t i) { return N != 0 ? ((kHostMask >> i) & 1) != 0 : hostname[i] != 0; };
+  auto registered = [&](size_t i, uint32_t value) {
+    if constexpr (N != 0)
+      return value < bound[i] && counts[i][value] != 0;
+    else
+      return domains[i].get(value) != 0;
+  };
+  // Whether a node lacks constraint i's key (registered once).
+  bool absentLocal[kLocal] = {};
+  std::vector<char> absentDynamic(N != 0 ? 0 : n, 0);
+  auto absentSeen = [&](size_t i) -> auto& {
+    if constexpr (N != 0)
+      return absentLocal[i];
+    else
+      return absentDynamic[i];
+  };
+  for (size_t j = 0; j < ids.size(); ++j) {
+    const uint32_t* nodeValues = values + j * n;
+    if (requireAllTopologies) {
+      bool missing = false;
+      for (size_t i = 0; i < n; ++i) missing |= nodeValues[i] == TopologyKey::kAbsent;
+      if (missing) {
+        ignored.push_back(ids[j]);
+        continue;
+      }
+    }
+#pragma GCC unroll 4
+    for (size_t i = 0; i < n; ++i) {
+      if (isHost(i)) continue;  // counted per node in Score
+      const uint32_t value = nodeValues[i];
+      if (value == TopologyKey::kAbsent) {
+        absentSeen(i) = true;
+      } else if (!registered(i, value)) {
+        domains[i].add(value, 1);
+        ++topologySize[i];
+      }
+    }
+  }
+  for (size_t i = 0; i < n; ++i) topologySize[i] += absentSeen(i) ? 1 : 0;
+}
+
+// Registration for any feasible list (with nodes that are not the view's):
+// as registerViewNodeDomains, and each distinct value the view does not
+// know (kUnknown, a copy's) is a domain of its own; an ignored copy joins
+// ignoredCopies.
+void registerDomains(std::span<const NodeInfo* const> feasible, std::span<const uint32_t> ids, const uint32_t* values,
+                     const std::vector<TopologyKey>& keys, const std::vector<char>& hostname, bool requireAllTopologies,
+                     std::vector<ScratchCounts>& domains, std::vector<int64_t>& topologySize,
+                     std::vector<uint32_t>& ignored, std::vector<const NodeInfo*>& ignoredCopies) {
+  const size_t n = keys.size();
+  std::vector<bool> absentRegistered(n, false);
+  std::vector<std::vector<std::string>> unknownValues(n);
+  for (size_t j = 0; j < feasible.size(); ++j) {
+    const uint32_t* nodeValues = values + j * n;
+    const bool allKeys =
+        std::none_of(nodeValues, nodeValues + n, [](uint32_t v) { return v == TopologyKey::kAbsent; });
+    if (requireAllTopologies && !allKeys) {
+      if (ids[j] != kNoId)
+        ignored.push_back(ids[j]);
+      else
+        ignoredCopies.push_back(feasible[j]);
+      continue;
+    }
+    for (size_t i = 0; i < n; ++i) {
+      if (hostname[i]) continue;  // counted per node in Score
+      const uint32_t value = nodeValues[i];
+      if (value == TopologyKey::kAbsent) {
+        if (!absentRegistered[i]) {
+          absentRegistered[i] = true;
+          ++topologySize[i];
+        }
+      } else if (value == TopologyKey::kUnknown) {
+        const std::string& text = *findLabel(feasible[j]->node.labels, keys[i].text());
+        if (std::find(unknownValues[i].begin(), unknownValues[i].end(), text) == unknownValues[i].end()) {
+          unknownValues[i].push_back(text);
+          ++topologySize[i];
+        }
+      } else if (domains[i].get(value) == 0) {
+        domains[i].add(value, 1);
+        ++topologySize[i];
+      }
+    }
+  }
+}
+
+// One constraint's term of a view node's score: count * weight + skew,
+// count being counts[key] - offset (0 - offset past the bound), key the
+// node's id (hostname) or its value of the key.
+struct ScoreTerm {
+  const int64_t* counts = nullptr;
+  size_t bound = 0;
+  int64_t offset = 0;
+  double weight = 0;
+  double skew = 0;
+  bool byNode = false;
+};
+
+// Score: the sum over constraints, in their order, of their terms, rounded;
+// a node missing a key skips that constraint (or, with
+// requireAllTopologies, scores kInvalidScore). kHostMask: bit i set when
+// constraint i counts per node (terms[i].byNode), for N known.
+template <size_t N, unsigned kHostMask>
+void scoreViewNodes(std::span<const uint32_t> ids, const uint32_t* values, size_t n, const ScoreTerm* terms,
+                    bool requireAllTopologies, int64_t* out) {
+  if constexpr (N != 0) n = N;
+  constexpr size_t kLocal = N != 0 ? N : 1;
+  const int64_t* counts[kLocal] = {};
+  size_t bound[kLocal] = {};
+  double weight[kLocal] = {};
+  double skew[kLocal] = {};
+  if constexpr (N != 0) {
+    for (size_t i = 0; i < N; ++i) {
+      counts[i] = terms[i].counts;
+      bound[i] = terms[i].bound;
+      weight[i] = terms[i].weight;
+      skew[i] = terms[i].skew;
+    }
+  }
+  for (size_t j = 0; j < ids.size(); ++j) {
+    const uint32_t id = ids[j];
+    const uint32_t* nodeValues = values + j * n;
+    double score = 0;
+    bool missing = false;
+#pragma GCC unroll 4
+    for (size_t i = 0; i < n; ++i) {
+      const uint32_t value = nodeValues[i];
+      if (value == TopologyKey::kAbsent) {
+        missing = true;
+        continue;
+      }
+      if constexpr (N != 0) {
+        const bool byNode = ((kHostMask >> i) & 1) != 0;
+        const uint32_t key = byNode ? id : value;
+        const int64_t count = (key < bound[i] ? counts[i][key] : 0) - (byNode ? 0 : 1);
+        score += static_cast<double>(count) * weight[i] + skew[i];
+      } else {
+        const ScoreTerm& t = terms[i];
+        const uint32_t key = t.byNode ? id : value;
+        const int64_t count = (key < t.bound ? t.counts[key] : 0) - t.offset;
+        score += static_cast<double>(count) * t.weight + t.skew;
+      }
+    }
+    out[j] = requireAllTopologies && missing ? kInvalidScore : roundScore(score);
+  }
+}
+
+// Calls f.template operator()<N, kHostMask>() with the constraint count
+// and hostname flags at hand as constants for up to two constraints (the
+// system defaults: hostname and zone), else with <0, 0>.
+template <class F>
+void withStaticConstraints(size_t n, const char* hostname, F&& f) {
+  if (n == 1) {
+    hostname[0] ? f.template operator()<1, 1>() : f.template operator()<1, 0>();
+  } else if (n == 2) {
+    switch ((hostname[0] ? 1u : 0u) | (hostname[1] ? 2u : 0u)) {
+      case 0: f.template operator()<2, 0>(); break;
+      case 1: f.template operator()<2, 1>(); break;
+      case 2: f.template operator()<2, 2>(); break;
+      default: f.template operator()<2, 3>(); break;
+    }
+  } else {
+    f.template operator()<0, 0>();
   }
 }
 
@@ -311,21 +521,13 @@ struct PreScoreState final : StateData {
   std::vector<TopologyKey> keys;
   std::vector<bool> hostname;
   std::vector<double> weights;
-  std::vector<DomainCounts> counts;         // non-hostname constraints: pods per domain of the feasible nodes
-  std::vector<PodsPerNode> perNode;         // hostname constraints
-  std::vector<char> ignored;                // by NodeInfo::id of view nodes
+  // What score() reads of a node PreScore was not given (or given twice):
+  // per constraint, pods per domain of the feasible nodes (not hostname) or
+  // per node by NodeInfo::id (hostname); the ignored view nodes by id, sorted.
+  std::vector<SparseCounts> counts;
   std::vector<const NodeInfo*> ignoredCopies;
+  std::vector<uint32_t> ignored;
   const ClusterView* view = nullptr;
-  // Per constraint, what Score reads of a view node with indexed labels, by
-  // NodeInfo::id: a dense array read instead of a lookup per node.
-  struct ViewNodeTerm {
-    uint32_t keyId = StringTable::kNone;    // the key's id (ClusterView::nodeLabel)
-    std::span<const int64_t> domainCounts;  // by value id; hostname: empty
-    std::span<const int32_t> nodeCounts;    // hostname: by node id
-    double weight = 0;
-    double skew = 0;  // maxSkew - 1
-  };
-  std::vector<ViewNodeTerm> viewNodeTerms;
   // Score of each node of the feasible list PreScore was given, in its
   // order, computed there while its nodes were at hand: the engine then asks
   // for that list tile by tile. scoreAll() checks each tile against it
@@ -336,49 +538,25 @@ struct PreScoreState final : StateData {
   mutable size_t nextScored = 0;
 
   bool isIgnored(const NodeInfo& node) const {
-    if (view->holds(node)) return node.id < ignored.size() && ignored[node.id];
+    if (view->holds(node)) return std::binary_search(ignored.begin(), ignored.end(), viewNodeId(*view, node));
     return std::find(ignoredCopies.begin(), ignoredCopies.end(), &node) != ignoredCopies.end();
   }
   // Score: the sum over constraints, in their order, of count * weight +
   // maxSkew - 1, rounded; nodes missing a key skip that constraint.
   int64_t scoreOf(const NodeInfo& node) const {
-    if (!keys.empty() && keys.front().indexedViewNode(node)) return scoreOfViewNode(node.id);
     if (isIgnored(node)) return kInvalidScore;
+    const NodeInfo* viewNode = viewNodeOf(*view, node);
     double score = 0;
     for (size_t i = 0; i < constraints.size(); ++i) {
       const uint32_t value = keys[i].valueOf(node);
       if (value == TopologyKey::kAbsent) continue;
       int64_t count = 0;
       if (hostname[i]) {
-        count = perNode[i].on(*view, node);
+        count = viewNode == nullptr ? 0 : counts[i].get(viewNode->id);
       } else if (value != TopologyKey::kUnknown) {
         count = counts[i].get(value);
       }
       score += static_cast<double>(count) * weights[i] + static_cast<double>(constraints[i].maxSkew - 1);
-    }
-    return roundScore(score);
-  }
-  // The same for a view node, by NodeInfo::id.
-  int64_t scoreOfViewNode(uint32_t id) const {
-    if (id < ignored.size() && ignored[id]) return kInvalidScore;
-    return scoreOfValues(id, [&](size_t i) { return view->nodeLabel(viewNodeTerms[i].keyId, id); });
-  }
-  // The same for a view node that is not ignored, valueOf(i) being its value
-  // of constraint i's key.
-  template <class ValueOf>
-  int64_t scoreOfValues(uint32_t id, ValueOf valueOf) const {
-    double score = 0;
-    for (size_t i = 0; i < viewNodeTerms.size(); ++i) {
-      const ViewNodeTerm& t = viewNodeTerms[i];
-      const uint32_t value = valueOf(i);
-      if (value == TopologyKey::kAbsent) continue;
-      int64_t count = 0;
-      if (!t.nodeCounts.empty()) {
-        count = id < t.nodeCounts.size() ? t.nodeCounts[id] : 0;
-      } else if (value < t.domainCounts.size()) {
-        count = t.domainCounts[value];
-      }
-      score += static_cast<double>(count) * t.weight + t.skew;
     }
     return roundScore(score);
   }
@@ -479,66 +657,57 @@ class PodTopologySpread final : public PreFilterPlugin,
     // Only the system defaults spare a node a missing key (say, no zone label).
     const bool requireAllTopologies = source->own || !args_.systemDefaulting;
     const std::shared_ptr<const ReservedPods> reserved = view.reservedPods();
-    state->ignored.assign(view.nodeIdBound(), 0);
-    std::vector<std::vector<char>> registered;
-    std::vector<bool> absentRegistered(n, false);
-    std::vector<std::vector<std::string>> unknownValues(n);  // domains of copies the view does not know
-    std::vector<int64_t> topologySize(n, 0);
-    for (const Constraint& c : state->constraints) {
+    // Per constraint: its matching pods per node (pods[podsOf[i]]: constraints
+    // with one selector, as the system defaults', count the same pods once);
+    // for a constraint other than hostname (counted per node), domains[i]
+    // holds 1 + its pods for each domain of the feasible nodes, 0 for others.
+    std::vector<PodsPerNode> pods;
+    pods.reserve(n);
+    std::vector<size_t> podsOf(n);
+    std::vector<ScratchCounts> domains;
+    domains.reserve(n);
+    std::vector<std::span<const uint32_t>> columns;
+    for (size_t i = 0; i < n; ++i) {
+      const Constraint& c = state->constraints[i];
       state->keys.emplace_back(view, c.topologyKey);
       const bool hostname = c.topologyKey == kHostnameKey;
       state->hostname.push_back(hostname);
-      // A hostname constraint counts per node (perNode), not per domain.
-      const uint32_t domains = hostname ? 0 : view.nodeLabelValueBound();
-      state->counts.emplace_back(domains);
-      registered.emplace_back(domains, 0);
+      domains.emplace_back(hostname ? 0 : view.nodeLabelValueBound());
+      columns.push_back(view.nodeLabelColumn(view.nodeLabelKeyId(c.topologyKey)));
+      size_t same = 0;
+      while (same < i && !(state->constraints[same].selector == c.selector)) ++same;
+      if (same < i) {
+        podsOf[i] = podsOf[same];
+      } else {
+        podsOf[i] = pods.size();
+        pods.emplace_back(view, *reserved, c, pod.namespace_);
+      }
     }
     const std::vector<char> hostname(state->hostname.begin(), state->hostname.end());
     // Per feasible node: its id (kNoId for a node that is not the view's)
-    // and its value of every key (gatherTopologyValues), kept for the scores at the end.
-    std::vector<uint32_t> feasibleIds(feasible.size());
-    std::vector<uint32_t> values(feasible.size() * n);
-    std::vector<std::span<const uint32_t>> columns;
-    for (const Constraint& c : state->constraints) columns.push_back(view.nodeLabelColumn(view.nodeLabelKeyId(c.topologyKey)));
-    gatherTopologyValues(view, feasible, state->keys, columns, feasibleIds.data(), values.data());
-    size_t ignoredCount = 0;
-    for (size_t j = 0; j < feasible.size(); ++j) {
-      const NodeInfo* node = feasible[j];
-      const uint32_t id = feasibleIds[j];
-      const bool byId = id != kNoId;
-      const uint32_t* nodeValues = values.data() + j * n;
-      const bool allKeys =
-          std::none_of(nodeValues, nodeValues + n, [](uint32_t v) { return v == TopologyKey::kAbsent; });
-      if (requireAllTopologies && !allKeys) {
-        if (byId)
-          state->ignored[id] = 1;
-        else
-          state->ignoredCopies.push_back(node);
-        ++ignoredCount;
-        continue;
-      }
-      for (size_t i = 0; i < n; ++i) {
-        if (hostname[i]) continue;  // counted per node in Score
-        const uint32_t value = nodeValues[i];
-        if (value == TopologyKey::kAbsent) {
-          if (!absentRegistered[i]) {
-            absentRegistered[i] = true;
-            ++topologySize[i];
-          }
-        } else if (value == TopologyKey::kUnknown) {
-          const std::string& text = *findLabel(node->node.labels, state->keys[i].text());
-          if (std::find(unknownValues[i].begin(), unknownValues[i].end(), text) == unknownValues[i].end()) {
-            unknownValues[i].push_back(text);
-            ++topologySize[i];
-          }
-        } else if (!registered[i][value]) {
-          registered[i][value] = 1;
-          ++topologySize[i];
-        }
-      }
+    // and its value of every key (gatherTopologyValues), kept for the scores
+    // at the end; in buffers of this thread's (no allocation per decision).
+    thread_local std::vector<uint32_t> feasibleIds;
+    thread_local std::vector<uint32_t> values;
+    if (feasibleIds.size() < feasible.size()) feasibleIds.resize(feasible.size());
+    if (values.size() < feasible.size() * n) values.resize(feasible.size() * n);
+    const bool allViewNodes =
+        gatherTopologyValues(view, feasible, state->keys, columns, feasibleIds.data(), values.data());
+    const std::span<const uint32_t> ids(feasibleIds.data(), feasible.size());
+    std::vector<int64_t> topologySize(n, 0);
+    if (allViewNodes) {
+      withStaticConstraints(n, hostname.data(), [&]<size_t N, unsigned kHostMask>() {
+        registerViewNodeDomains<N, kHostMask>(ids, values.data(), n, hostname.data(), requireAllTopologies,
+                                              domains.data(), topologySize.data(), state->ignored);
+      });
+    } else {
+      registerDomains(feasible, ids, values.data(), state->keys, hostname, requireAllTopologies, domains,
+                      topologySize, state->ignored, state->ignoredCopies);
     }
+    const size_t ignoredCount = state->ignored.size() + state->ignoredCopies.size();
+    std::sort(state->ignored.begin(), state->ignored.end());
     for (size_t i = 0; i < n; ++i) {
-      const int64_t size = state->hostname[i] ? static_cast<int64_t>(feasible.size() - ignoredCount) : topologySize[i];
+      const int64_t size = hostname[i] ? static_cast<int64_t>(feasible.size() - ignoredCount) : topologySize[i];
       state->weights.push_back(std::log(static_cast<double>(size + 2)));
     }
     // Pods of every node (not only the feasible ones) count in their domain.
@@ -546,46 +715,38 @@ class PodTopologySpread final : public PreFilterPlugin,
     // widen topologySize: Score reads no count for them.)
     const RequiredNodeAffinity affinity(pod);
     for (size_t i = 0; i < n; ++i) {
-      // Constraints with one selector (the system defaults') count the same pods.
-      size_t same = 0;
-      while (same < i && !(state->constraints[same].selector == state->constraints[i].selector)) ++same;
-      PodsPerNode pods = same < i ? state->perNode[same]
-                                  : PodsPerNode(view, *reserved, state->constraints[i], pod.namespace_);
-      if (!state->hostname[i]) {
-        for (uint32_t id : pods.nodes()) {
+      const PodsPerNode& counted = pods[podsOf[i]];
+      if (!hostname[i]) {
+        for (uint32_t id : counted.nodes()) {
           const NodeInfo* node = view.nodeById(id);
           if (node == nullptr) continue;
           if (requireAllTopologies && !hasAllKeys(state->keys, *node)) continue;
           if (!matchesInclusionPolicies(state->constraints[i], pod, node->node, affinity)) continue;
           const uint32_t value = state->keys[i].valueOf(*node);
-          if (value != TopologyKey::kAbsent && registered[i][value]) state->counts[i].add(value, pods.onViewNode(id));
+          if (value != TopologyKey::kAbsent && domains[i].get(value) != 0) domains[i].add(value, counted.onViewNode(id));
         }
       }
-      state->perNode.push_back(std::move(pods));
+      state->counts.push_back(hostname[i] ? SparseCounts(counted.counts()) : SparseCounts(domains[i], 1));
     }
-    for (size_t i = 0; i < n; ++i) {
-      PreScoreState::ViewNodeTerm t;
-      t.keyId = view.nodeLabelKeyId(state->constraints[i].topologyKey);
-      if (state->hostname[i])
-        t.nodeCounts = state->perNode[i].counts();
-      else
-        t.domainCounts = state->counts[i].values();
-      t.weight = state->weights[i];
-      t.skew = static_cast<double>(state->constraints[i].maxSkew - 1);
-      state->viewNodeTerms.push_back(t);
-    }
+    // The scores of the feasible nodes, from the counts at hand.
     state->scoredNodes.assign(feasible.begin(), feasible.end());
     state->scores.resize(feasible.size());
-    for (size_t j = 0; j < feasible.size(); ++j) {
-      const uint32_t id = feasibleIds[j];
-      if (id == kNoId) {
-        state->scores[j] = state->scoreOf(*feasible[j]);
-      } else if (state->ignored[id]) {
-        state->scores[j] = kInvalidScore;
-      } else {
-        const uint32_t* nodeValues = values.data() + j * n;
-        state->scores[j] = state->scoreOfValues(id, [&](size_t i) { return nodeValues[i]; });
-      }
+    std::vector<ScoreTerm> terms(n);
+    for (size_t i = 0; i < n; ++i) {
+      const ScratchCounts& counts = hostname[i] ? pods[podsOf[i]].counts() : domains[i];
+      terms[i].counts = counts.data();
+      terms[i].bound = counts.bound();
+      terms[i].offset = hostname[i] ? 0 : 1;  // domains[i] holds 1 + pods
+      terms[i].weight = state->weights[i];
+      terms[i].skew = static_cast<double>(state->constraints[i].maxSkew - 1);
+      terms[i].byNode = hostname[i] != 0;
+    }
+    if (allViewNodes) {
+      withStaticConstraints(n, hostname.data(), [&]<size_t N, unsigned kHostMask>() {
+        scoreViewNodes<N, kHostMask>(ids, values.data(), n, terms.data(), requireAllTopologies, state->scores.data());
+      });
+    } else {
+      for (size_t j = 0; j < feasible.size(); ++j) state->scores[j] = state->scoreOf(*feasible[j]);
     }
     cycle.write(kPreScoreKey, std::move(state));
     return Status::success();

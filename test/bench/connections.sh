@@ -11,6 +11,7 @@
 #
 #   BUILD=build test/bench/connections.sh
 #   PAIRS=3 SECONDS_PER_RUN=8 SLOWLORIS_INTERVAL=100 DRY_RUN=0 test/bench/connections.sh
+#   AA=1 PAIRS=4 test/bench/connections.sh   # the closed loop's noise: B holds nothing
 # SERVER_LOADGEN=path runs the server from another build (an A/B of two
 # builds' servers, with the same clients and holder): e.g. main's binary.
 # LATENCY_LOG=prefix writes each open-loop run's answers (start, latency) and
@@ -30,6 +31,9 @@ DRY_RUN=${DRY_RUN:-1}
 LOADGEN="$BUILD/test/bench/admission_loadgen"
 SERVER_LOADGEN=${SERVER_LOADGEN:-$LOADGEN}
 LATENCY_LOG=${LATENCY_LOG:-}
+# AA=1: the closed-loop pairs' B runs hold nothing either (an A/A run: how
+# far the ratio moves with no difference between the arms).
+AA=${AA:-0}
 DIR=$(mktemp -d)
 SERVER_PID=""; HOLDER_PID=""
 cleanup() {
@@ -87,11 +91,24 @@ release() {
   HOLDER_PID=""
 }
 
+rate_of() { sed -n 's/^\/mutate .* \([0-9][0-9]*\) req\/s.*/\1/p' "$DIR/clients.out"; }
+closed_a() { clients "A closed loop, 8 clients" --clients 8 --seconds "$SECONDS_PER_RUN"; A_RATE=$(rate_of); }
+closed_b() {
+  if [ "$AA" = 1 ]; then
+    clients "A' closed loop, 8 clients (A/A: nothing held)" --clients 8 --seconds "$SECONDS_PER_RUN"
+  else
+    hold
+    clients "B closed loop, 8 clients, 1,000 idle + 200 slowloris held" --clients 8 --seconds "$SECONDS_PER_RUN"
+    release
+  fi
+  B_RATE=$(rate_of)
+}
+# The closed-loop pairs alternate their order (A B, then B A, ...), so that
+# a drift of the machine's speed within a pair does not always favour A.
 for i in $(seq "$PAIRS"); do
-  clients "A closed loop, 8 clients" --clients 8 --seconds "$SECONDS_PER_RUN"
-  hold
-  clients "B closed loop, 8 clients, 1,000 idle + 200 slowloris held" --clients 8 --seconds "$SECONDS_PER_RUN"
-  release
+  if [ $((i % 2)) = 1 ]; then closed_a; closed_b; else closed_b; closed_a; fi
+  [ -n "$A_RATE" ] && [ -n "$B_RATE" ] &&
+    echo "pair $i: closed-loop throughput B/A = $(awk -v a="$A_RATE" -v b="$B_RATE" 'BEGIN { printf "%.3f", b / a }')"
 done
 for i in $(seq "$PAIRS"); do
   clients "A open loop ${RATE}/s, 4 clients" --clients 4 --rate "$RATE" --seconds "$SECONDS_PER_RUN" $(log "A$i.answers")

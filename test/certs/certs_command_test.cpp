@@ -5,6 +5,7 @@
 
 #include "certs/x509.h"
 #include "test/certs/cert_test_support.h"
+#include "placer_test_paths.h"
 
 namespace placer::certs {
 namespace {

@@ -13,6 +13,7 @@
 #include "scoring/base64.h"
 #include "test/certs/cert_test_support.h"
 #include "webhook/http_server.h"
+#include "placer_test_paths.h"
 
 namespace placer::certs {
 namespace {

@@ -17,6 +17,7 @@
 #include <Poco/Net/SecureStreamSocket.h>
 #include <Poco/ThreadPool.h>
 #include <Poco/URI.h>
+#include <openssl/ssl.h>
 
 #include <algorithm>
 #include <array>
@@ -751,6 +752,15 @@ Outcome FakeApiServer::Impl::start() {
     Poco::Net::Context::Ptr context = new Poco::Net::Context(Poco::Net::Context::SERVER_USE, keyFile, certFile, "",
                                                              Poco::Net::Context::VERIFY_NONE, 9, false,
                                                              "ALL:!ADH:!LOW:!EXP:!MD5:@STRENGTH");
+    // TLS 1.3 suites as Go's crypto/tls (the API server's) picks them on a
+    // machine with AES hardware, for a client that lists AES-GCM first as
+    // OpenSSL does: the server's order, TLS_AES_128_GCM_SHA256 first
+    // (defaultCipherSuitesTLS13). OpenSSL's own server default would take the
+    // client's first choice, AES-256.
+    SSL_CTX* ssl = context->sslContext();
+    if (SSL_CTX_set_ciphersuites(ssl, "TLS_AES_128_GCM_SHA256:TLS_AES_256_GCM_SHA384:TLS_CHACHA20_POLY1305_SHA256") != 1)
+      return Error{"fake API server: setting the TLS 1.3 cipher suites failed"};
+    SSL_CTX_set_options(ssl, SSL_OP_CIPHER_SERVER_PREFERENCE);
     Poco::Net::SecureServerSocket socket(Poco::Net::SocketAddress(options_.bindHost, options_.port), 128, context);
     port_ = socket.address().port();
     Poco::Net::HTTPServerParams::Ptr params = new Poco::Net::HTTPServerParams;

@@ -48,6 +48,15 @@ class FakeApiServerTest : public ::testing::Test {
   std::unique_ptr<TestClient> client;
 };
 
+// Go's crypto/tls, serving a client that lists AES-GCM first (OpenSSL does,
+// AES-256 before AES-128) on a machine with AES hardware, picks from its own
+// order: TLS_AES_128_GCM_SHA256.
+TEST_F(FakeApiServerTest, NegotiatesTheCipherSuiteTheApiServersGoTlsPicks) {
+  auto conn = HttpsConnection::open("127.0.0.1", server->port(), server->caPem(), std::chrono::seconds(10));
+  ASSERT_TRUE(conn.ok()) << conn.error().message;
+  EXPECT_EQ((*conn)->cipher(), "TLS_AES_128_GCM_SHA256");
+}
+
 TEST_F(FakeApiServerTest, ListCarriesResourceVersionAndItemsWithoutTypeMeta) {
   ASSERT_TRUE(server->create(Kind::Node, makeNode("node-a")).ok());
   ASSERT_TRUE(server->create(Kind::Node, makeNode("node-b")).ok());

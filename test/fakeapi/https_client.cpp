@@ -263,6 +263,11 @@ class HttpsConnection::Impl {
     return std::optional<std::string>{std::move(*data)};
   }
 
+  std::string cipher() const {
+    const char* name = ssl_ ? SSL_get_cipher_name(ssl_) : nullptr;
+    return name ? name : "";
+  }
+
   SSL_CTX* ctx_ = nullptr;
   SSL* ssl_ = nullptr;
   int fd_ = -1;
@@ -285,6 +290,8 @@ Result<std::unique_ptr<HttpsConnection>> HttpsConnection::open(const std::string
 }
 
 void HttpsConnection::setTimeout(std::chrono::milliseconds timeout) { impl_->setTimeout(timeout); }
+
+std::string HttpsConnection::cipher() const { return impl_->cipher(); }
 
 Outcome HttpsConnection::sendRequest(const std::string& method, const std::string& target, const Headers& headers,
                                      const std::string& body) {

@@ -40,6 +40,8 @@ class HttpsConnection {
 
   // Per read/write timeout.
   void setTimeout(std::chrono::milliseconds timeout);
+  // The negotiated cipher suite, as OpenSSL names it ("TLS_AES_128_GCM_SHA256").
+  std::string cipher() const;
 
   Outcome sendRequest(const std::string& method, const std::string& target, const Headers& headers,
                       const std::string& body = "");

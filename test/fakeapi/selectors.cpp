@@ -163,7 +163,7 @@ Result<LabelSelectorQuery> labelSelectorFromJson(const nlohmann::json& selector)
 
 bool FieldSelectorQuery::matches(const FieldValues& values) const {
   for (const auto& r : requirements) {
-    std::string actual;
+    std::string_view actual;
     if (r.field == "metadata.name") actual = values.name;
     else if (r.field == "metadata.namespace") actual = values.ns;
     else if (r.field == "spec.nodeName") actual = values.nodeName;

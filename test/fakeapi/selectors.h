@@ -36,13 +36,15 @@ Result<LabelSelectorQuery> parseLabelSelector(std::string_view text);
 Result<LabelSelectorQuery> labelSelectorFromJson(const nlohmann::json& selector);
 
 // The fields a field selector may name, per kind, already extracted.
+// Views of one object's fields, valid while the object is (a list matches
+// 150,000 pods: no copies).
 struct FieldValues {
-  std::string name;
-  std::string ns;
-  std::string nodeName;       // pods: spec.nodeName
-  std::string phase;          // pods: status.phase
-  std::string schedulerName;  // pods: spec.schedulerName
-  bool unschedulable = false; // nodes: spec.unschedulable
+  std::string_view name;
+  std::string_view ns;
+  std::string_view nodeName;       // pods: spec.nodeName
+  std::string_view phase;          // pods: status.phase
+  std::string_view schedulerName;  // pods: spec.schedulerName
+  bool unschedulable = false;      // nodes: spec.unschedulable
 };
 
 struct FieldRequirement {

@@ -20,6 +20,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "placer_test_paths.h"
+
 namespace placer::deploytest {
 
 namespace fs = std::filesystem;

@@ -14,6 +14,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "placer_test_paths.h"
+
 namespace {
 
 using ::testing::HasSubstr;

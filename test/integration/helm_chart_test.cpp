@@ -16,6 +16,7 @@
 
 #include "scoring/config.h"
 #include "test/integration/deploy_support.h"
+#include "placer_test_paths.h"
 
 namespace placer {
 namespace {

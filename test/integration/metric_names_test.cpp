@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include "test/integration/live_placer.h"
+#include "placer_test_paths.h"
 
 namespace placer::integration {
 namespace {

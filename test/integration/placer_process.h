@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "test/integration/watch_support.h"
+#include "placer_test_paths.h"
 
 namespace placer::integration {
 

@@ -171,18 +171,21 @@ TEST_F(ReplicasTest, KillingOrPausingTheLeaderHandsOverWithoutOvercommit) {
     int signal;
   };
   int directlyCreated = 0;
+  int killed = -1;  // the replica the SIGKILL event ended: it stays down
   for (const Event& e : {Event{"SIGKILL", SIGKILL}, Event{"SIGSTOP", SIGSTOP}}) {
     SCOPED_TRACE(e.name);
     const int old = leaderIndex();
     ASSERT_GE(old, 0);
     const std::string oldHolder = holder();
     replicas_[old]->signal(e.signal);
+    if (e.signal == SIGKILL) killed = old;
     withoutEndpoint(ports_[old]);  // the endpoints controller drops it
     if (e.signal == SIGSTOP) {
       // Until the paused leader's lease expires (3 s after the followers last
       // saw it renewed) they still forward to it: the forward fails at its
       // 500 ms timeout, and the review is answered allowed unchanged, counted.
-      const int follower = (old + 1) % 3;
+      int follower = 0;  // a replica still running that is not the paused leader
+      while (follower == old || follower == killed) ++follower;
       const std::string failed = "placer_forwarded_total{result=\"failed\"}";
       const double failedBefore = metric(ports_[follower], failed);
       testing::ServiceAdmission direct(*server_, server_->caPem(), kServiceName, 2s);

@@ -21,6 +21,7 @@
 #include "test/fakeapi/https_client.h"
 #include "test/integration/watch_support.h"
 #include "test/support/cluster_generator.h"
+#include "placer_test_paths.h"
 
 namespace placer {
 namespace {

@@ -263,6 +263,69 @@ INSTANTIATE_TEST_SUITE_P(, ClusterStateCases, ::testing::ValuesIn(cases()), [](c
   return name;
 });
 
+// The interned strings (label keys and values, namespaces, node names) as
+// the view uses them: an id stays while any acquisition holds it, and a
+// released string is gone while every other one is still found, whatever the
+// order of releases (the index's probe runs are mended on each release).
+TEST(StringTable, HeldStringsStayFoundThroughReleasesInAnyOrder) {
+  struct Case {
+    std::string name;
+    int strings;
+    int releaseEvery;  // release string i when i % releaseEvery == 0 ...
+    bool backwards;    // ... from the last string to the first
+  };
+  const std::vector<Case> cases = {
+      {"one string", 1, 1, false},
+      {"every string released, first to last", 3000, 1, false},
+      {"every string released, last to first", 3000, 1, true},
+      {"every other string, first to last", 3000, 2, false},
+      {"every third string, last to first", 5000, 3, true},
+      {"every seventh string, many table growths", 20000, 7, false},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    StringTable table;
+    auto text = [](int i) { return "web-" + std::to_string(i * 7919 % 100003) + (i % 2 ? "" : ".example.com/label"); };
+    std::vector<uint32_t> ids;
+    for (int i = 0; i < c.strings; ++i) ids.push_back(table.acquire(text(i)));
+    for (int i = 0; i < c.strings; i += 2) ASSERT_EQ(table.acquire(text(i)), ids[i]) << "a second acquisition: the same id";
+    ASSERT_EQ(table.size(), static_cast<size_t>(c.strings));
+
+    auto released = [&](int i) { return i % c.releaseEvery == 0; };
+    for (int k = 0; k < c.strings; ++k) {
+      const int i = c.backwards ? c.strings - 1 - k : k;
+      if (!released(i)) continue;
+      table.release(ids[i]);
+      if (i % 2 == 0) {
+        EXPECT_EQ(table.find(text(i)), ids[i]) << "still held once: " << text(i);
+        table.release(ids[i]);
+      }
+      EXPECT_EQ(table.find(text(i)), StringTable::kNone) << text(i);
+    }
+    size_t held = 0;
+    for (int i = 0; i < c.strings; ++i) {
+      if (released(i)) {
+        EXPECT_EQ(table.find(text(i)), StringTable::kNone) << text(i);
+        continue;
+      }
+      ++held;
+      EXPECT_EQ(table.find(text(i)), ids[i]) << text(i);
+      EXPECT_EQ(table.text(ids[i]), text(i));
+    }
+    EXPECT_EQ(table.size(), held);
+
+    // Released strings come back (on freed ids), and the held ones keep theirs.
+    for (int i = 0; i < c.strings; ++i)
+      if (released(i)) ids[i] = table.acquire(text(i));
+    EXPECT_EQ(table.size(), static_cast<size_t>(c.strings));
+    EXPECT_EQ(table.bound(), static_cast<size_t>(c.strings)) << "every freed id reused";
+    for (int i = 0; i < c.strings; ++i) {
+      EXPECT_EQ(table.find(text(i)), ids[i]) << text(i);
+      EXPECT_EQ(table.text(ids[i]), text(i));
+    }
+  }
+}
+
 TEST(ClusterView, ImageNodeCountsFollowNodeUpdates) {
   MutableClusterView view;
   view.upsertNode(makeNode("n1", {{"repo/app@sha256:abc", "repo/app:v1"}, {"repo/sidecar:v2"}}));

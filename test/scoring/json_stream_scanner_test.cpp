@@ -177,6 +177,52 @@ TEST(ListScanTest, LongItemsWhereverTheBlocksAndPiecesBreak) {
   }
 }
 
+// A list's items gathered in the caller's buffer (as the list decoder's
+// batches take them): an item that spans pieces arrives as the buffer's last
+// bytes, one within a piece as a view of the piece; either way the caller's
+// buffer then holds exactly the items, back to back, and the metadata still
+// arrives on its own.
+TEST(ListScanTest, ItemsGatheredInTheCallersBufferWhereverThePiecesBreak) {
+  std::vector<std::string> items;
+  for (size_t size : {2, 40, 63, 64, 65, 200, 1000, 4097})
+    items.push_back(R"({"name":")" + std::string(size, 'a') + R"(","s":"}{\"]\\","n":[{}]})");
+  std::string body = R"({"kind":"PodList","items":[)";
+  for (size_t i = 0; i < items.size(); ++i) body += (i ? " ,\n" : "") + items[i];
+  body += R"(],"metadata":{"resourceVersion":"9","continue":"c"}})";
+  std::string all;
+  for (const std::string& item : items) all += item;
+  for (size_t step : {size_t(1), size_t(7), size_t(64), size_t(100), size_t(4096), body.size()}) {
+    SCOPED_TRACE("step " + std::to_string(step));
+    std::string buffer;
+    std::vector<std::string> got;
+    std::vector<std::string> metadata;
+    size_t inPlace = 0;
+    JsonStreamScanner scanner(
+        JsonStreamScanner::Mode::ListItems,
+        [&](std::string_view v) -> Outcome {
+          got.emplace_back(v);
+          if (!v.empty() && v.data() + v.size() == buffer.data() + buffer.size() && v.size() <= buffer.size())
+            ++inPlace;
+          else
+            buffer.append(v);
+          return {};
+        },
+        [&](std::string_view v) -> Outcome {
+          metadata.emplace_back(v);
+          return {};
+        });
+    scanner.gatherValuesInto(&buffer);
+    for (size_t at = 0; at < body.size(); at += step)
+      ASSERT_TRUE(scanner.feed(std::string_view(body).substr(at, step)));
+    ASSERT_TRUE(scanner.finish());
+    EXPECT_EQ(got, items);
+    EXPECT_EQ(buffer, all);
+    EXPECT_EQ(metadata, std::vector<std::string>{R"({"resourceVersion":"9","continue":"c"})"});
+    if (step < 4096) EXPECT_GT(inPlace, 0u) << "some items span pieces at this step";
+    if (step == body.size()) EXPECT_EQ(inPlace, 0u) << "one piece: every item is a view of it";
+  }
+}
+
 TEST(ListScanTest, EmptyAndNullItems) {
   for (const char* body : {R"({"metadata":{"resourceVersion":"1"},"items":[]})",
                            R"({"metadata":{"resourceVersion":"1"},"items":null})"}) {

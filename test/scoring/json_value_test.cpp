@@ -16,6 +16,7 @@
 
 #include "scoring/model.h"
 #include "test/support/cluster_generator.h"
+#include "placer_test_paths.h"
 
 namespace placer {
 namespace {

@@ -9,6 +9,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "placer_test_paths.h"
+
 namespace placer {
 namespace {
 

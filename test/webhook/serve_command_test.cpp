@@ -17,6 +17,7 @@
 
 #include "test/webhook/webhook_fixture.h"
 #include "webhook/demo_cluster.h"
+#include "placer_test_paths.h"
 
 namespace placer::testing {
 namespace {

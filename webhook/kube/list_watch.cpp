@@ -65,11 +65,20 @@ class ListDecoder {
   // stream should stop: the list is not usable).
   Outcome add(std::string_view item) {
     if (failed_.load(std::memory_order_relaxed)) return firstError();
-    current_.bytes.append(item);
+    // An item that spanned the reader's pieces was gathered in place
+    // (itemBuffer()): it is already the batch's last bytes.
+    const std::string& bytes = current_.bytes;
+    const bool inPlace = !item.empty() && item.size() <= bytes.size() &&
+                         item.data() == bytes.data() + (bytes.size() - item.size());
+    if (!inPlace) current_.bytes.append(item);
     current_.ends.push_back(current_.bytes.size());
     if (current_.bytes.size() >= kBatchBytes) push();
     return {};
   }
+  // Where the stream scanner may gather an item that spans pieces
+  // (JsonStreamScanner::gatherValuesInto), so that it is copied once, straight
+  // into the batch being filled. The same string for the decoder's life.
+  std::string* itemBuffer() { return &current_.bytes; }
   // Every queued item has been handed to the handler (or the first error).
   Outcome drain() {
     push();
@@ -347,6 +356,7 @@ ListWatcher::End ListWatcher::list(bool fromCache) {
           pageRv = std::move(meta->resourceVersion);
           return {};
         });
+    scanner.gatherValuesInto(decoder->itemBuffer());
     auto response = connection_.get(
         target, [&](std::string_view piece) { return scanner.feed(piece); }, options_.listReceiveTimeout);
     if (stopping_) return End::Failed;
