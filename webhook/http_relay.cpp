@@ -25,10 +25,6 @@ using boost::system::error_code;
 
 namespace {
 
-struct SslContextFree {
-  void operator()(SSL_CTX* ctx) const { SSL_CTX_free(ctx); }
-};
-
 // A client context that verifies the upstream's chain against `caPem` and
 // its certificate for `serverName` (a DNS name, or an IP address).
 Result<std::shared_ptr<SSL_CTX>> makeClientContext(const RelayOptions& options) {

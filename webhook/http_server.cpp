@@ -74,9 +74,6 @@ int installCertificate(SSL* ssl, void* arg) {
   return static_cast<const ServingCertificate*>(arg)->install(ssl) ? 1 : 0;
 }
 
-struct SslContextFree {
-  void operator()(SSL_CTX* ctx) const { SSL_CTX_free(ctx); }
-};
 using SslContext = std::unique_ptr<SSL_CTX, SslContextFree>;
 
 Result<SslContext> makeServerContext(const ServingCertificate& certificate) {

@@ -63,7 +63,7 @@ struct HttpRequest {
   std::string query;  // after '?', may be empty
   std::string contentType;
   // X-Placer-Forwarded-By: the replica that forwarded this review to the
-  // leader (webhook/leader_forwarding.h); empty for the API server's calls.
+  // leader (webhook/webhook_routes.h, kForwardedByHeader); empty for the API server's calls.
   std::string forwardedBy;
   std::string body;
 };

@@ -16,6 +16,11 @@
 
 namespace placer {
 
+// Frees an SSL_CTX: the deleter of the listener's and the relay's contexts.
+struct SslContextFree {
+  void operator()(SSL_CTX* ctx) const { SSL_CTX_free(ctx); }
+};
+
 // TLS on a non-blocking socket, driven by readiness: OpenSSL reads and writes
 // the socket itself, so with SSL_MODE_RELEASE_BUFFERS an idle connection
 // keeps only its SSL object (a few KB) — no record buffers, no BIO pair.
