@@ -346,7 +346,6 @@ void Connection::writeRequest(const std::string& method, const std::string& targ
   request.setKeepAlive(true);
   request.set("Accept", "application/json");
   request.set("User-Agent", client_.options_.userAgent);
-  for (const auto& [name, value] : client_.options_.headers) request.set(name, value);
   if (!token.empty()) request.set("Authorization", "Bearer " + token);
   if (!requestBody.empty()) {
     request.setContentType(contentType);

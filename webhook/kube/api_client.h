@@ -51,8 +51,6 @@ struct ApiClientOptions {
   std::chrono::milliseconds tokenRefresh{std::chrono::minutes(1)};
   std::chrono::milliseconds connectTimeout{std::chrono::seconds(10)};
   std::string userAgent = "placer";
-  // Sent with every request (e.g. a forwarded review's marker).
-  std::vector<std::pair<std::string, std::string>> headers;
 };
 
 // How a request ended when it got an HTTP answer.
