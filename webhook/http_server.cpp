@@ -64,6 +64,13 @@ constexpr uint64_t kUnauthenticatedBodyBytes = 64 * 1024;
 // threads and workers at the process's): with both cores busy a nice 5 thread
 // gets about a third of a normal thread's share, a nice 10 one a tenth.
 constexpr int kHandshakeLaneNice = 5;
+// A slow-lane connection's headers are read at most once per kSlowLanePace:
+// what arrives meanwhile waits in the socket and comes in one read (with
+// OpenSSL reading ahead, many records in one read()), so a client sending a
+// byte every few milliseconds costs a wakeup per pace, not per byte. Its
+// header deadline is unchanged. The API server sends its headers in one piece
+// and never reaches this lane.
+constexpr std::chrono::milliseconds kSlowLanePace{250};
 constexpr int kSlowLaneNice = 10;
 // Blocks at least this large are mapped on their own (tuneAllocatorForLargeRequests).
 constexpr size_t kMmapThresholdBytes = 1024 * 1024;
@@ -87,6 +94,11 @@ Result<SslContext> makeServerContext(const ServingCertificate& certificate) {
   // writes may complete partly, as a stream's async_write_some does.
   SSL_CTX_set_mode(ctx, SSL_MODE_RELEASE_BUFFERS | SSL_MODE_ENABLE_PARTIAL_WRITE);
   SSL_CTX_set_verify(ctx, SSL_VERIFY_NONE, nullptr);
+  // No resumption: the API server's client (client-go's TLSConfigFor) sets no
+  // ClientSessionCache, so the two TLS 1.3 tickets OpenSSL sends after every
+  // handshake (and the TLS 1.2 session cache) would be work for nothing.
+  SSL_CTX_set_num_tickets(ctx, 0);
+  SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_OFF);
   // The pair is picked per connection, so a reloaded certificate serves the next handshake.
   SSL_CTX_set_cert_cb(ctx, installCertificate, const_cast<ServingCertificate*>(&certificate));
   return context;
@@ -191,6 +203,7 @@ struct HttpServer::Shared {
   Counter* bodyTimeouts = nullptr;
   Counter* idleTimeouts = nullptr;
   Gauge* slow = nullptr;
+  Counter* slowReads = nullptr;
 
   net::io_context io;           // the fast lane: accepting, and requests
   net::io_context handshakeIo;  // the handshake lane: TLS connections until their handshake is done
@@ -322,6 +335,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void close() {
     if (phase_ == Phase::Closed) return;
     disarm(Phase::Closed);
+    if (pace_) pace_->cancel();
     error_code ignored;
     socket_->shutdown(tcp::socket::shutdown_both, ignored);
     socket_->close(ignored);
@@ -390,7 +404,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
     const size_t used = parser_->put(buffer_.data(), ec);
     buffer_.consume(used);
     if (ec == http::error::need_more) {
-      if (!slowLane_ && buffer_.size() > 0) return moveToSlowLane();
+      if (slowLane_) return paceHeaderRead();
+      if (buffer_.size() > 0) return moveToSlowLane();
       return readHeaderBytes();
     }
     if (ec) return onReadError(ec);
@@ -402,7 +417,24 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void moveToSlowLane() {
     slowLane_ = true;
     server_->slow->add(1);
-    moveTo(server_->slowIo, [](Connection& c) { c.readHeaderBytes(); });
+    if (tls_) tls_->readAhead();
+    moveTo(server_->slowIo, [](Connection& c) {
+      c.server_->slowReads->inc();
+      c.readHeaderBytes();
+    });
+  }
+
+  // On the slow lane: the next piece of the headers, read now if it is
+  // already here, else after kSlowLanePace (the header deadline still runs).
+  void paceHeaderRead() {
+    if (tls_ && tls_->pending()) return readHeaderBytes();
+    if (!pace_) pace_.emplace(executor_);
+    pace_->expires_after(kSlowLanePace);
+    pace_->async_wait([self = shared_from_this()](const error_code& ec) {
+      if (ec || self->phase_ != Phase::Header) return;  // closed meanwhile (its deadline, a stop)
+      self->server_->slowReads->inc();
+      self->readHeaderBytes();
+    });
   }
 
   // With no operation in progress: the descriptor leaves its lane's reactor
@@ -717,6 +749,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // The strand of the connection's lane; written under server_->liveMutex.
   net::any_io_executor executor_;
   std::optional<net::steady_timer> timer_;  // on the lane's strand
+  std::optional<net::steady_timer> pace_;   // the slow lane's (paceHeaderRead)
   std::optional<tcp::socket> socket_;        // on the lane's strand
   std::optional<TlsSocket> tls_;
   boost::beast::flat_buffer buffer_;
@@ -848,6 +881,9 @@ Result<std::unique_ptr<HttpServer>> HttpServer::start(ListenerOptions options) {
       "placer_http_slow_connections",
       "Open connections whose request headers arrived in pieces, served at a lower CPU priority, by listener.",
       listener);
+  shared->slowReads = &metrics->counter(
+      "placer_http_slow_reads_total",
+      "Reads of request headers on the slow lane (each a wakeup; the records read ahead with it are not counted), by listener: at most one per connection per 250 ms.", listener);
 
   if (opts.certificate) {
     auto context = makeServerContext(*opts.certificate);

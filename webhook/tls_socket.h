@@ -44,7 +44,15 @@ class TlsSocket {
   // The same descriptor, now wrapped by another socket object (another
   // lane's; the connection moves lanes with no operation in progress).
   void rebind(boost::asio::ip::tcp::socket& socket) { socket_ = &socket; }
-  bool pending() const { return ssl_ != nullptr && SSL_pending(ssl_) > 0; }
+  // Bytes received and not yet read: decrypted, or records OpenSSL read
+  // ahead of the one returned (read_ahead below).
+  bool pending() const { return ssl_ != nullptr && SSL_has_pending(ssl_) == 1; }
+  // From now on one read() takes whatever the socket holds, records beyond
+  // the first kept for the next reads (pending() sees them), instead of a
+  // read() for each record's header and another for its body.
+  void readAhead() {
+    if (ssl_ != nullptr) SSL_set_read_ahead(ssl_, 1);
+  }
 
   SSL* native_handle() { return ssl_; }
 

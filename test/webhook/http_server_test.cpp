@@ -413,6 +413,62 @@ TEST_F(HttpServerTest, AConnectionWhoseHeadersArriveInPiecesMovesToTheSlowLaneAn
   }
 }
 
+// On the slow lane a connection's headers are read at most every 250 ms,
+// whatever has arrived in one go (placer_http_slow_reads_total): clients
+// sending a byte every few milliseconds cost the server a wakeup per 250 ms,
+// not one per byte, and their requests are still answered in full.
+TEST_F(HttpServerTest, ASlowLaneConnectionsBytesAreReadInBatchesAndItIsStillAnswered) {
+  struct Case {
+    const char* name;
+    bool tls;
+  };
+  for (const Case& c : {Case{"tls", true}, Case{"plain", false}}) {
+    SCOPED_TRACE(c.name);
+    MetricsRegistry metrics;
+    struct StopFirst {
+      std::unique_ptr<HttpServer>& server;
+      ~StopFirst() { server.reset(); }
+    } stopFirst{server_};
+    start(c.tls, "", [&](ListenerOptions& o) { o.metrics = &metrics; });
+    auto slowReads = [&] {
+      return metrics.counter("placer_http_slow_reads_total", "", {{"listener", "test"}}).value();
+    };
+    constexpr int kClients = 4;
+    const std::string head = "POST /echo HTTP/1.1\r\nHost: placer\r\nX-Pad: " + std::string(120, 'a') +
+                             "\r\nContent-Length: 5\r\n\r\n";
+    std::vector<std::unique_ptr<testing::HttpTestClient>> slow;
+    for (int i = 0; i < kClients; ++i) {
+      auto client = this->client();
+      ASSERT_TRUE(client);
+      slow.push_back(std::move(client));
+    }
+    // Each client sends its headers a byte at a time, 2 ms apart: the pace
+    // of a slowloris client, not a condition to wait for.
+    const auto begin = std::chrono::steady_clock::now();
+    for (char byte : head)
+      for (auto& client : slow) {
+        ASSERT_TRUE(client->writeRaw(std::string_view(&byte, 1)).ok());
+        std::this_thread::sleep_for(std::chrono::microseconds(500));
+      }
+    for (auto& client : slow) {
+      ASSERT_TRUE(client->writeRaw("hello").ok());
+      auto answered = client->readReply();
+      ASSERT_TRUE(answered.ok()) << answered.error().message;
+      EXPECT_EQ(answered->status, 200);
+      EXPECT_EQ(answered->body, "hello");
+    }
+    const double elapsedMs =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - begin).count();
+    // At most one read per 250 ms and connection (+ the first, and one for
+    // the pace under way when the body came); a read per byte would be
+    // kClients x head.size().
+    const double bound = kClients * (elapsedMs / 250.0 + 2);
+    EXPECT_LE(slowReads(), bound) << "in " << elapsedMs << " ms";
+    EXPECT_LT(bound, kClients * static_cast<double>(head.size()) / 4) << "the case must tell batches from bytes";
+    EXPECT_GE(slowReads(), kClients);
+  }
+}
+
 TEST_F(HttpServerTest, SixtyFourConcurrentKeepAliveClientsAreAllAnswered) {
   raiseOpenFileLimit();
   start();
