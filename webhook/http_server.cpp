@@ -24,6 +24,7 @@
 #include <boost/beast/http.hpp>
 #include <malloc.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <unistd.h>
 #include <openssl/err.h>
 #include <openssl/ssl.h>
@@ -64,12 +65,15 @@ constexpr uint64_t kUnauthenticatedBodyBytes = 64 * 1024;
 // threads and workers at the process's): with both cores busy a nice 5 thread
 // gets about a third of a normal thread's share, a nice 10 one a tenth.
 constexpr int kHandshakeLaneNice = 5;
-// A slow-lane connection's headers are read at most once per kSlowLanePace:
-// what arrives meanwhile waits in the socket and comes in one read (with
-// OpenSSL reading ahead, many records in one read()), so a client sending a
-// byte every few milliseconds costs a wakeup per pace, not per byte. Its
-// header deadline is unchanged. The API server sends its headers in one piece
-// and never reaches this lane.
+// A slow-lane connection's headers are read on the lane's ticks, every
+// kSlowLanePace, and never on the socket's readiness: at each tick whatever
+// has arrived is read at once (OpenSSL reading ahead, many records in one
+// read()). Meanwhile the socket is not reported readable (SO_RCVLOWAT at the
+// header limit: a byte arriving wakes no thread), and every slow connection's
+// timer expires on the same tick, so 200 clients sending a byte every few
+// milliseconds wake the lane's thread 4 times a second, not once per byte.
+// The header deadline is unchanged. The API server sends its headers in one
+// piece and never reaches this lane.
 constexpr std::chrono::milliseconds kSlowLanePace{250};
 constexpr int kSlowLaneNice = 10;
 // Blocks at least this large are mapped on their own (tuneAllocatorForLargeRequests).
@@ -404,12 +408,13 @@ class Connection : public std::enable_shared_from_this<Connection> {
     const size_t used = parser_->put(buffer_.data(), ec);
     buffer_.consume(used);
     if (ec == http::error::need_more) {
-      if (slowLane_) return paceHeaderRead();
+      if (slowLane_) return tls_ && tls_->pending() ? readHeaderNow() : awaitTick();
       if (buffer_.size() > 0) return moveToSlowLane();
       return readHeaderBytes();
     }
     if (ec) return onReadError(ec);
     if (!parser_->is_header_done()) return parseHeader();
+    if (slowLane_) wakeOnEveryByte(true);  // the body and what follows are read on readiness
     onHeader(ec);
   }
 
@@ -420,20 +425,47 @@ class Connection : public std::enable_shared_from_this<Connection> {
     if (tls_) tls_->readAhead();
     moveTo(server_->slowIo, [](Connection& c) {
       c.server_->slowReads->inc();
-      c.readHeaderBytes();
+      c.readHeaderNow();
     });
   }
 
-  // On the slow lane: the next piece of the headers, read now if it is
-  // already here, else after kSlowLanePace (the header deadline still runs).
-  void paceHeaderRead() {
-    if (tls_ && tls_->pending()) return readHeaderBytes();
+  // SO_RCVLOWAT: false, the socket is reported readable only once a header's
+  // limit of bytes waits (or at its end, or an error); true, on every byte.
+  // Reads that do not wait return what has arrived either way.
+  void wakeOnEveryByte(bool every) {
+    if (every == wakeOnEveryByte_) return;
+    wakeOnEveryByte_ = every;
+    const int bytes = every ? 1 : static_cast<int>(kHeaderLimit);
+    (void)::setsockopt(socket_->native_handle(), SOL_SOCKET, SO_RCVLOWAT, &bytes, sizeof bytes);
+  }
+
+  // On the slow lane: reads what has arrived, without waiting, and parses it;
+  // when nothing has, waits for the next tick.
+  void readHeaderNow() {
+    bool read = false;
+    do {
+      const auto into = buffer_.prepare(boost::beast::read_size(buffer_, kHeaderLimit));
+      error_code ec;
+      const size_t n = tls_ ? tls_->readNow(into, ec) : socket_->read_some(into, ec);
+      if (ec == net::error::would_block || ec == net::error::try_again) break;
+      if (ec) return onReadError(ec);
+      buffer_.commit(n);
+      read = true;
+    } while (tls_ && tls_->pending() && buffer_.size() < kHeaderLimit);
+    if (!read) return awaitTick();
+    parseHeader();
+  }
+
+  void awaitTick() {
+    wakeOnEveryByte(false);
     if (!pace_) pace_.emplace(executor_);
-    pace_->expires_after(kSlowLanePace);
+    const auto now = std::chrono::steady_clock::now().time_since_epoch();
+    pace_->expires_at(std::chrono::steady_clock::time_point(
+        std::chrono::duration_cast<std::chrono::steady_clock::duration>((now / kSlowLanePace + 1) * kSlowLanePace)));
     pace_->async_wait([self = shared_from_this()](const error_code& ec) {
       if (ec || self->phase_ != Phase::Header) return;  // closed meanwhile (its deadline, a stop)
       self->server_->slowReads->inc();
-      self->readHeaderBytes();
+      self->readHeaderNow();
     });
   }
 
@@ -749,7 +781,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // The strand of the connection's lane; written under server_->liveMutex.
   net::any_io_executor executor_;
   std::optional<net::steady_timer> timer_;  // on the lane's strand
-  std::optional<net::steady_timer> pace_;   // the slow lane's (paceHeaderRead)
+  std::optional<net::steady_timer> pace_;   // the slow lane's ticks (awaitTick)
   std::optional<tcp::socket> socket_;        // on the lane's strand
   std::optional<TlsSocket> tls_;
   boost::beast::flat_buffer buffer_;
@@ -761,6 +793,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // Atomic: a deadline queued on the strand the connection left reads it.
   std::atomic<uint64_t> timerGeneration_{0};
   bool slowLane_ = false;
+  bool wakeOnEveryByte_ = true;  // SO_RCVLOWAT is 1 (wakeOnEveryByte)
   bool timedOut_ = false;
   bool unauthorized_ = false;  // the request's body is read only to be dropped
   bool keepAlive_ = true;
@@ -883,7 +916,7 @@ Result<std::unique_ptr<HttpServer>> HttpServer::start(ListenerOptions options) {
       listener);
   shared->slowReads = &metrics->counter(
       "placer_http_slow_reads_total",
-      "Reads of request headers on the slow lane (each a wakeup; the records read ahead with it are not counted), by listener: at most one per connection per 250 ms.", listener);
+      "Reads of request headers on the slow lane, by listener: at most one per connection per 250 ms tick, with all that arrived since.", listener);
 
   if (opts.certificate) {
     auto context = makeServerContext(*opts.certificate);

@@ -80,6 +80,25 @@ class TlsSocket {
          std::forward<Handler>(handler));
   }
 
+  // One read that does not wait: the bytes read, or would_block when no
+  // whole record has arrived.
+  size_t readNow(boost::asio::mutable_buffer buffer, boost::system::error_code& ec) {
+    ec = {};
+    if (ssl_ == nullptr) {
+      ec = boost::asio::error::no_memory;
+      return 0;
+    }
+    ERR_clear_error();
+    const int n = SSL_read(ssl_, buffer.data(), clampInt(buffer.size()));
+    if (n > 0) return static_cast<size_t>(n);
+    const int error = SSL_get_error(ssl_, n);
+    if (error == SSL_ERROR_WANT_READ || error == SSL_ERROR_WANT_WRITE)
+      ec = boost::asio::error::would_block;
+    else
+      ec = failure(error, n);
+    return 0;
+  }
+
   template <class Buffers, class Handler>  // void(boost::system::error_code, size_t)
   void async_write_some(const Buffers& buffers, Handler&& handler) {
     boost::asio::const_buffer buffer = first(buffers);
