@@ -248,8 +248,28 @@ bool gatherTopologyValuesOf(const ClusterView& view, std::span<const NodeInfo* c
   const NodeInfo* const viewFirst = view.nodes().data();
   const NodeInfo* const viewLast = viewFirst + view.nodes().size();
   const bool idsArePositions = view.idsArePositions();
+  size_t j = 0;
+  if constexpr (N != 0) {
+    // The usual view: every node's id is its position, below every column's
+    // size (a column is as long as the ids of the nodes with its key). Then
+    // a view node's id is its address's offset and its values are read
+    // without a bound check, up to the first node that is not the view's
+    // (the loop below takes it from there).
+    bool covered = idsArePositions;
+    for (size_t i = 0; i < N; ++i) covered &= columnSize[i] >= view.nodes().size();
+    if (covered) {
+      for (; j < feasible.size(); ++j) {
+        const NodeInfo* node = feasible[j];
+        if (node < viewFirst || node >= viewLast) break;
+        const auto id = static_cast<uint32_t>(node - viewFirst);
+        ids[j] = id;
+#pragma GCC unroll 4
+        for (size_t i = 0; i < N; ++i) values[j * N + i] = columnData[i][id];
+      }
+    }
+  }
   bool allViewNodes = true;
-  for (size_t j = 0; j < feasible.size(); ++j) {
+  for (; j < feasible.size(); ++j) {
     const NodeInfo& node = *feasible[j];
     uint32_t* nodeValues = values + j * n;
     if (&node < viewFirst || &node >= viewLast) {
@@ -772,7 +792,9 @@ class PodTopologySpread final : public PreFilterPlugin,
       // domains are written and read.
       thread_local std::vector<double> domainTermTable;
       const size_t valueBound = view.nodeLabelValueBound();
-      if (domainTermTable.size() < n * valueBound) domainTermTable.resize(n * valueBound);
+      const auto byDomain = static_cast<size_t>(std::count(hostname.begin(), hostname.end(), 0));
+      if (domainTermTable.size() < byDomain * valueBound) domainTermTable.resize(byDomain * valueBound);
+      size_t tablesUsed = 0;
       std::vector<ScoreTerm> terms(n);
       for (size_t i = 0; i < n; ++i) {
         ScoreTerm& t = terms[i];
@@ -785,7 +807,7 @@ class PodTopologySpread final : public PreFilterPlugin,
           t.bound = counts.bound();
           continue;
         }
-        double* table = domainTermTable.data() + i * valueBound;
+        double* table = domainTermTable.data() + tablesUsed++ * valueBound;
         for (uint32_t value : domains[i].touched())
           table[value] = static_cast<double>(domains[i].get(value) - 1) * t.weight + t.skew;
         t.domainTerms = table;
