@@ -472,6 +472,7 @@ void MutableClusterView::upsertNode(Node node) {
   nodeIndex_.append(info.node.name);
   if (info.id >= nodePositionById_.size()) nodePositionById_.resize(info.id + 1, StringTable::kNone);
   nodePositionById_[info.id] = static_cast<uint32_t>(nodes_.size() - 1);
+  if (info.id != nodes_.size() - 1) ++idsOffPosition_;
   indexImages(info);
   indexTaints(info);
   indexLabels(info);
@@ -509,10 +510,14 @@ void MutableClusterView::removeNode(std::string_view nameView) {
   }
 
   nodeIndex_.swapRemove(index);  // moves the last name into `index`, as below
+  if (info.id != index) --idsOffPosition_;
   if (index + 1 != nodes_.size()) {
+    const uint32_t last = static_cast<uint32_t>(nodes_.size() - 1);
+    if (nodes_.back().id != last) --idsOffPosition_;
     nodes_[index] = std::move(nodes_.back());
     nodeVersions_[index] = nodeVersions_.back();
     nodePositionById_[nodes_[index].id] = index;
+    if (nodes_[index].id != index) ++idsOffPosition_;
   }
   nodes_.pop_back();
   nodeVersions_.pop_back();

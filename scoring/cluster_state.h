@@ -391,6 +391,12 @@ class ClusterView {
   size_t podsWithRequiredAntiAffinity() const { return podsWithRequiredAntiAffinity_; }
 
   // ---- For the topology plugins (InterPodAffinity, PodTopologySpread) ----
+  // Whether every node's NodeInfo::id is its position in nodes(): true from
+  // the start, and again whenever the nodes that left or came back put every
+  // id at its position (a node other than the last leaving moves the last
+  // one to its place, which makes it false). Then a view node's id is read
+  // from its address alone (viewNodeId), without touching the node.
+  bool idsArePositions() const { return idsOffPosition_ == 0; }
   // The node with NodeInfo::id `id`, or null.
   const NodeInfo* nodeById(uint32_t id) const {
     return id < nodePositionById_.size() && nodePositionById_[id] != StringTable::kNone
@@ -523,6 +529,7 @@ class ClusterView {
   std::vector<uint64_t> nodeVersions_;  // parallel to nodes_
   size_t podsWithRequiredAntiAffinity_ = 0;
   std::vector<uint32_t> nodePositionById_;  // NodeInfo::id -> position in nodes_ (kNone: free id)
+  uint32_t idsOffPosition_ = 0;  // nodes whose NodeInfo::id is not their position in nodes_
 
   // Topology indexes (see the queries above).
   std::unordered_map<uint64_t, std::vector<uint32_t>> labelPostings_;  // key id << 32 | value id -> slots

@@ -1,6 +1,7 @@
 #include "scoring/engine.h"
 
 #include <algorithm>
+#include <limits>
 #include <optional>
 #include <string>
 
@@ -166,14 +167,31 @@ uint32_t verdictOf(NodeResults& r, const Status& status, std::string_view plugin
   return static_cast<uint32_t>(r.rejections.size());
 }
 
+// The highest of the totals, the first position holding it, and whether a
+// later one holds it too (the selection then compares names).
+struct TopTotal {
+  int64_t total = std::numeric_limits<int64_t>::min();
+  size_t first = 0;
+  bool tied = false;
+  void add(int64_t t, size_t j) {
+    if (t > total) {
+      total = t;
+      first = j;
+      tied = false;
+    } else if (t == total) {
+      tied = true;
+    }
+  }
+};
+
 // totals[j] = the sum over k of rows[k][j] * weights[k], in the rows'
 // order, through passes over up to kRowsPerPass rows at a time (the totals
-// are read and written once per pass, not once per row). False when a
-// value of a row lies outside [kMinNodeScore, kMaxNodeScore] (the totals
-// are then meaningless).
+// are read and written once per pass, not once per row); the last pass also
+// finds their top. False when a value of a row lies outside
+// [kMinNodeScore, kMaxNodeScore] (the totals and top are then meaningless).
 constexpr size_t kRowsPerPass = 4;
-template <size_t K, bool kFirst>
-bool weighPass(const int64_t* const* rows, const int64_t* weights, size_t count, int64_t* totals) {
+template <size_t K, bool kFirst, bool kLast>
+bool weighPass(const int64_t* const* rows, const int64_t* weights, size_t count, int64_t* totals, TopTotal& top) {
   constexpr uint64_t kSpan = static_cast<uint64_t>(kMaxNodeScore - kMinNodeScore);
   const int64_t* r[K];
   int64_t w[K];
@@ -183,6 +201,7 @@ bool weighPass(const int64_t* const* rows, const int64_t* weights, size_t count,
     w[k] = weights[k];
   }
   bool outOfRange = false;
+  TopTotal found;  // a local: in registers across the loop
   for (size_t j = 0; j < count; ++j) {
     int64_t total = kFirst ? 0 : totals[j];
 #pragma GCC unroll 8
@@ -192,28 +211,43 @@ bool weighPass(const int64_t* const* rows, const int64_t* weights, size_t count,
       total += v * w[k];
     }
     totals[j] = total;
+    if constexpr (kLast) found.add(total, j);
   }
+  if constexpr (kLast) top = found;
   return !outOfRange;
 }
-template <bool kFirst>
-bool weighPassOf(size_t k, const int64_t* const* rows, const int64_t* weights, size_t count, int64_t* totals) {
+template <bool kFirst, bool kLast>
+bool weighPassOf(size_t k, const int64_t* const* rows, const int64_t* weights, size_t count, int64_t* totals,
+                 TopTotal& top) {
   switch (k) {
-    case 1: return weighPass<1, kFirst>(rows, weights, count, totals);
-    case 2: return weighPass<2, kFirst>(rows, weights, count, totals);
-    case 3: return weighPass<3, kFirst>(rows, weights, count, totals);
-    default: return weighPass<kRowsPerPass, kFirst>(rows, weights, count, totals);
+    case 1: return weighPass<1, kFirst, kLast>(rows, weights, count, totals, top);
+    case 2: return weighPass<2, kFirst, kLast>(rows, weights, count, totals, top);
+    case 3: return weighPass<3, kFirst, kLast>(rows, weights, count, totals, top);
+    default: return weighPass<kRowsPerPass, kFirst, kLast>(rows, weights, count, totals, top);
   }
 }
-bool weighRows(std::span<const int64_t* const> rows, std::span<const int64_t> weights, size_t count, int64_t* totals) {
+bool weighRows(std::span<const int64_t* const> rows, std::span<const int64_t> weights, size_t count, int64_t* totals,
+               TopTotal& top) {
   if (rows.empty()) {
     std::fill(totals, totals + count, 0);
+    top = TopTotal{0, 0, count > 1};
     return true;
   }
   bool inRange = true;
   for (size_t k = 0; k < rows.size(); k += kRowsPerPass) {
     const size_t n = std::min(kRowsPerPass, rows.size() - k);
-    inRange &= k == 0 ? weighPassOf<true>(n, rows.data() + k, weights.data() + k, count, totals)
-                      : weighPassOf<false>(n, rows.data() + k, weights.data() + k, count, totals);
+    const bool first = k == 0;
+    const bool last = k + n == rows.size();
+    const int64_t* const* r = rows.data() + k;
+    const int64_t* w = weights.data() + k;
+    if (first && last)
+      inRange &= weighPassOf<true, true>(n, r, w, count, totals, top);
+    else if (first)
+      inRange &= weighPassOf<true, false>(n, r, w, count, totals, top);
+    else if (last)
+      inRange &= weighPassOf<false, true>(n, r, w, count, totals, top);
+    else
+      inRange &= weighPassOf<false, false>(n, r, w, count, totals, top);
   }
   return inRange;
 }
@@ -554,6 +588,9 @@ Decision decide(const Profile& profile, const Engine::Groups& groups, const Pod&
 
   // Node by node, tile by tile; then the late filters over the tile. The
   // final verdict of a node is the first rejection in profile order.
+  // Without the cache, late filters and nominated pods, that is the
+  // node-by-node one.
+  const bool onlyNodeByNode = !cached && late.empty() && nominated.empty();
   ReasonTally tally;
   // The feasible list is written by index (no push_back per node): its
   // vectors only grow, `feasibleSoFar` is its length.
@@ -575,7 +612,19 @@ Decision decide(const Profile& profile, const Engine::Groups& groups, const Pod&
     const size_t tileEnd = std::min(count, tileStart + kTile);
     const size_t n = tileEnd - tileStart;
     s.lateNodes.resize(n);
-    for (size_t t = 0; t < n; ++t) s.lateNodes[t] = &nodeAt(tileStart + t);
+    if (!cached) {
+      // The node-by-node filters' candidates too: every node of the tile.
+      s.changed.resize(n);
+      s.changedNodes.resize(n);
+      for (size_t t = 0; t < n; ++t) {
+        const NodeInfo* node = &nodeAt(tileStart + t);
+        s.lateNodes[t] = node;
+        s.changedNodes[t] = node;
+        s.changed[t] = static_cast<uint32_t>(tileStart + t);
+      }
+    } else {
+      for (size_t t = 0; t < n; ++t) s.lateNodes[t] = &nodeAt(tileStart + t);
+    }
     // What every filter and scorer reads of the next tile's nodes (their
     // first cache lines, see NodeInfo) is fetched while this one is worked on.
     for (size_t i = tileEnd; i < std::min(count, tileEnd + kTile); ++i) {
@@ -584,12 +633,9 @@ Decision decide(const Profile& profile, const Engine::Groups& groups, const Pod&
     }
     // The tile's accounting holds still while it is filtered (and scored).
     AccountingReadGuard guard(view, std::span<const NodeInfo* const>(s.lateNodes.data(), n));
-    if (!cached) {
-      s.changed.resize(n);
-      s.changedNodes.assign(s.lateNodes.begin(), s.lateNodes.begin() + n);
-      for (size_t t = 0; t < n; ++t) s.changed[t] = static_cast<uint32_t>(tileStart + t);
-      filterNodeByNode(r, pod, s.changed, s.changedNodes, true, s);
-    }
+    // (False only past 2^20 distinct rejections: s.changed is then not the
+    // list of the nodes that passed.)
+    const bool filteredWhole = cached || filterNodeByNode(r, pod, s.changed, s.changedNodes, true, s);
     const size_t tileFeasible = feasibleSoFar;
     std::fill(s.lateVerdict.begin(), s.lateVerdict.begin() + n, 0);
     for (const auto& [plugin, index] : late) {
@@ -619,40 +665,57 @@ Decision decide(const Profile& profile, const Engine::Groups& groups, const Pod&
         s.lateVerdict[s.lateIndex[at]] = static_cast<uint32_t>(lateRejections.size());
       }
     }
-    for (size_t t = 0; t < n; ++t) {
-      const size_t i = tileStart + t;
-      const uint32_t slot = slotAt(i);
-      const Status* rejection = nullptr;
-      if (s.lateVerdict[t] != 0) {
-        rejection = &lateRejections[s.lateVerdict[t] - 1];
-      } else if (const uint32_t v = r.verdicts[slot]; v != 0) {
-        rejection = &r.rejections[v - 1];
-      }
-      // Nominated pods that count here: the pod must also pass with them
-      // added, and when it does not, that pass's rejection is the verdict.
-      std::optional<Status> withNominated;
-      if (!nominated.empty()) {
-        if (const auto* added = nominated.find(s.lateNodes[t]->name())) {
-          withNominated = filterWithNominated(*s.lateNodes[t], *added, r, rPod, late, state, pod, view);
-          if (withNominated) {
-            if (withNominated->code() == Code::Error && !lateFailure) lateFailure = withNominated;
-            rejection = &*withNominated;
-          }
-        }
-      }
-      if (rejection == nullptr) {
-        s.feasible[feasibleSoFar] = static_cast<uint32_t>(i);
-        s.feasibleNodes[feasibleSoFar] = s.lateNodes[t];
-        s.feasibleSlots[feasibleSoFar] = slot;
-        ++feasibleSoFar;
-        continue;
-      }
-      tally.add(rejection->sharedReasons(), 1);
+    // A node's final verdict, a rejection: counted, and kept with detail.
+    auto rejectNode = [&](size_t i, const Status& rejection) {
+      tally.add(rejection.sharedReasons(), 1);
       if (full) {
         NodeOutcome& outcome = decision.nodes[i];
-        outcome.code = rejection->code();
-        outcome.failedPlugin = rejection->plugin();
-        outcome.reasons = rejection->sharedReasons();
+        outcome.code = rejection.code();
+        outcome.failedPlugin = rejection.plugin();
+        outcome.reasons = rejection.sharedReasons();
+      }
+    };
+    if (onlyNodeByNode && filteredWhole) {
+      // Nothing else to check: the nodes that passed the node-by-node
+      // filters (s.changed, in order; without the cache a node's slot is its
+      // index) are the tile's feasible ones, the others keep their verdict.
+      const size_t passed = s.changed.size();
+      std::copy_n(s.changed.begin(), passed, s.feasible.begin() + static_cast<ptrdiff_t>(feasibleSoFar));
+      std::copy_n(s.changed.begin(), passed, s.feasibleSlots.begin() + static_cast<ptrdiff_t>(feasibleSoFar));
+      std::copy_n(s.changedNodes.begin(), passed, s.feasibleNodes.begin() + static_cast<ptrdiff_t>(feasibleSoFar));
+      feasibleSoFar += passed;
+      for (size_t i = tileStart; passed < n && i < tileEnd; ++i)
+        if (const uint32_t v = r.verdicts[i]; v != 0) rejectNode(i, r.rejections[v - 1]);
+    } else {
+      for (size_t t = 0; t < n; ++t) {
+        const size_t i = tileStart + t;
+        const uint32_t slot = slotAt(i);
+        const Status* rejection = nullptr;
+        if (s.lateVerdict[t] != 0) {
+          rejection = &lateRejections[s.lateVerdict[t] - 1];
+        } else if (const uint32_t v = r.verdicts[slot]; v != 0) {
+          rejection = &r.rejections[v - 1];
+        }
+        // Nominated pods that count here: the pod must also pass with them
+        // added, and when it does not, that pass's rejection is the verdict.
+        std::optional<Status> withNominated;
+        if (!nominated.empty()) {
+          if (const auto* added = nominated.find(s.lateNodes[t]->name())) {
+            withNominated = filterWithNominated(*s.lateNodes[t], *added, r, rPod, late, state, pod, view);
+            if (withNominated) {
+              if (withNominated->code() == Code::Error && !lateFailure) lateFailure = withNominated;
+              rejection = &*withNominated;
+            }
+          }
+        }
+        if (rejection == nullptr) {
+          s.feasible[feasibleSoFar] = static_cast<uint32_t>(i);
+          s.feasibleNodes[feasibleSoFar] = s.lateNodes[t];
+          s.feasibleSlots[feasibleSoFar] = slot;
+          ++feasibleSoFar;
+          continue;
+        }
+        rejectNode(i, *rejection);
       }
     }
     if (!cached && scoring && feasibleSoFar > tileFeasible &&
@@ -702,6 +765,9 @@ Decision decide(const Profile& profile, const Engine::Groups& groups, const Pod&
   if (cached) s.scores.resize(scorePlugins.size() * feasibleCount);
   std::vector<char> skipped(scorePlugins.size(), 0);
   for (size_t p : r.skipped) skipped[p] = 1;
+  // Late plugins whose PreScore scored the feasible list give their
+  // normalised scores at once (ScorePlugin::normalizedScoresOfFeasible).
+  std::vector<char> normalized(scorePlugins.size(), 0);
   for (size_t p = 0; p < scorePlugins.size(); ++p) {
     int64_t* out = s.scores.data() + p * rowStride;
     if (groups.score[p]) {
@@ -712,6 +778,11 @@ Decision decide(const Profile& profile, const Engine::Groups& groups, const Pod&
     }
     if (hasName(scorePlugins[p].plugin->name(), skippedScores)) {
       skipped[p] = 1;
+      continue;
+    }
+    if (scorePlugins[p].plugin->normalizedScoresOfFeasible(state, pod, feasibleNodes,
+                                                           std::span<int64_t>(out, feasibleCount))) {
+      normalized[p] = 1;
       continue;
     }
     for (size_t tileStart = 0; tileStart < feasibleCount; tileStart += kTile) {
@@ -740,13 +811,14 @@ Decision decide(const Profile& profile, const Engine::Groups& groups, const Pod&
     }
     if (groups.score[p])
       weighted.plugin->normalizeScores(r.state, rPod, scores);
-    else
+    else if (!normalized[p])
       weighted.plugin->normalizeScores(state, pod, scores);
     rows.push_back(scores.data());
     weights.push_back(weighted.weight);
   }
   s.totals.resize(feasibleCount);
-  if (!weighRows(rows, weights, feasibleCount, s.totals.data())) {
+  TopTotal top;
+  if (!weighRows(rows, weights, feasibleCount, s.totals.data(), top)) {
     for (size_t p = 0; p < scorePlugins.size(); ++p) {
       if (skipped[p]) continue;
       const int64_t* scores = s.scores.data() + p * rowStride;
@@ -763,12 +835,12 @@ Decision decide(const Profile& profile, const Engine::Groups& groups, const Pod&
   }
 
   // Selection: the highest total; ties to the byte-wise smallest name. The
-  // maximum first, over the totals alone, so that names (one cache miss per
-  // node) are compared only among the nodes that reach it.
-  const int64_t top = *std::max_element(s.totals.begin(), s.totals.end());
-  size_t best = static_cast<size_t>(std::find(s.totals.begin(), s.totals.end(), top) - s.totals.begin());
-  for (size_t j = best + 1; j < feasibleCount; ++j)
-    if (s.totals[j] == top && s.feasibleNodes[j]->name() < s.feasibleNodes[best]->name()) best = j;
+  // maximum first (found by the weighted sum), so that names (one cache miss
+  // per node) are compared only among the nodes that reach it.
+  size_t best = top.first;
+  if (top.tied)
+    for (size_t j = best + 1; j < feasibleCount; ++j)
+      if (s.totals[j] == top.total && s.feasibleNodes[j]->name() < s.feasibleNodes[best]->name()) best = j;
   decision.selected = s.feasibleNodes[best];
   decision.selectedTotal = s.totals[best];
 

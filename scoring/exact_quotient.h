@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <utility>
 
 namespace placer {
 
@@ -26,14 +27,20 @@ inline int64_t exactQuotient(int64_t numerator, int64_t divisor) {
 // each score is a table read: the same results, f's division done a few
 // times instead of once per node. Returns false, changing nothing, when the
 // range does not qualify; the caller then maps them itself.
+// This form reads the scores from `in` and writes the mapped ones to `out`
+// (out may be in; out is left unchanged on false).
 template <class F>
-bool mapScoresThroughTable(std::span<int64_t> scores, int64_t lo, int64_t hi, F&& f) {
+bool mapScoresThroughTable(std::span<const int64_t> in, std::span<int64_t> out, int64_t lo, int64_t hi, F&& f) {
   constexpr int64_t kMaxTable = 256;
-  if (hi < lo || hi - lo >= kMaxTable || static_cast<size_t>(hi - lo) * 4 >= scores.size()) return false;
+  if (hi < lo || hi - lo >= kMaxTable || static_cast<size_t>(hi - lo) * 4 >= in.size()) return false;
   int64_t table[kMaxTable];
   for (int64_t v = lo; v <= hi; ++v) table[v - lo] = f(v);
-  for (int64_t& s : scores) s = table[s - lo];
+  for (size_t j = 0; j < in.size(); ++j) out[j] = table[in[j] - lo];
   return true;
+}
+template <class F>
+bool mapScoresThroughTable(std::span<int64_t> scores, int64_t lo, int64_t hi, F&& f) {
+  return mapScoresThroughTable(std::span<const int64_t>(scores), scores, lo, hi, std::forward<F>(f));
 }
 
 }  // namespace placer

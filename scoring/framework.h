@@ -244,6 +244,15 @@ class ScorePlugin : public virtual Plugin {
   // Optional ScoreExtensions.NormalizeScore; scores must end in [0, 100].
   // scores[i] belongs to the i-th node scored.
   virtual void normalizeScores(const CycleState& state, const Pod& pod, std::span<int64_t> scores) const {}
+  // For a plugin whose PreScore scores the feasible list it is given: when
+  // `nodes` is that list (the same span, its nodes unchanged since), writes
+  // to `out` what scoreAll() over it followed by normalizeScores() would, and
+  // returns true; reads no node's accounting. Otherwise false, writing
+  // nothing. The engine asks this first and calls the other two only on false.
+  virtual bool normalizedScoresOfFeasible(const CycleState& state, const Pod& pod,
+                                          std::span<const NodeInfo* const> nodes, std::span<int64_t> out) const {
+    return false;
+  }
 };
 
 // Upstream helper (framework/plugins/helper/normalize_score.go): scales so the

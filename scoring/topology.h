@@ -22,13 +22,15 @@
 namespace placer {
 
 // The NodeInfo::id of one of the view's own nodes (view.holds(node)), read
-// without touching the node while it equals the node's position in nodes()
-// (every node's, until a node leaves the view): nodeById(position) is then
-// the node itself, found through the view's dense id -> position array. A
-// view's own node always has its labels indexed (upsertNode indexes every
-// node it keeps), so its values are read from the label columns by this id.
+// without touching the node while it equals the node's position in nodes():
+// for every node while ClusterView::idsArePositions(), else when
+// nodeById(position) is the node itself, found through the view's dense
+// id -> position array. A view's own node always has its labels indexed
+// (upsertNode indexes every node it keeps), so its values are read from the
+// label columns by this id.
 inline uint32_t viewNodeId(const ClusterView& view, const NodeInfo& node) {
   const auto position = static_cast<uint32_t>(&node - view.nodes().data());
+  if (view.idsArePositions()) return position;
   return view.nodeById(position) == &node ? position : node.id;
 }
 

@@ -99,12 +99,18 @@ class ImageLocality final : public PreScorePlugin, public ScorePlugin {
       std::fill(out.begin(), out.end(), 0);
       return;
     }
-    // The view's nodes read their precomputed sums here, without a call per node.
+    // The view's nodes read their precomputed sums here, without a call per
+    // node; the view's range and the sums in locals (registers) for the loop.
     const std::span<const int64_t> byId = images->scoreByNodeId;
+    const std::span<const NodeInfo> viewNodes =
+        images->view != nullptr ? images->view->nodes() : std::span<const NodeInfo>();
+    const NodeInfo* const first = viewNodes.data();
+    const NodeInfo* const last = first + viewNodes.size();
+    const int64_t* const sums = byId.data();
+    const size_t bound = byId.size();
     for (size_t i = 0; i < nodes.size(); ++i) {
-      const NodeInfo& node = *nodes[i];
-      out[i] = images->view != nullptr && images->view->holds(node) && node.id < byId.size() ? byId[node.id]
-                                                                                           : scoreNode(*images, node);
+      const NodeInfo* node = nodes[i];
+      out[i] = node >= first && node < last && node->id < bound ? sums[node->id] : scoreNode(*images, *node);
     }
   }
 

@@ -228,9 +228,7 @@ class NodeResourcesFit final : public PreFilterPlugin, public FilterPlugin, publ
     // Rejections take one of a few shapes (which resources are short, and
     // whether one exceeds the node): one Status each.
     auto& byShape = state.memo<Rejections>(kRejectionsKey).byShape;
-    for (size_t i = 0; i < nodes.size(); ++i) {
-      const NodeInfo& node = *nodes[i];
-      if (fits(*request, node)) continue;
+    auto reject = [&](size_t i, const NodeInfo& node) {
       uint64_t shape = shortfall(*request, node);
       if (shape == kUnkeyed) {
         std::vector<uint64_t> key = exceptionsKey(*request, node);
@@ -239,12 +237,22 @@ class NodeResourcesFit final : public PreFilterPlugin, public FilterPlugin, publ
         if (it == byExceptions.end())
           it = byExceptions.insert(byExceptions.end(), {std::move(key), insufficientResources(*request, node)});
         sink.rejectWith(static_cast<uint32_t>(i), it->second);
-        continue;
+        return;
       }
       auto it = std::find_if(byShape.begin(), byShape.end(), [&](const auto& e) { return e.first == shape; });
       if (it == byShape.end()) it = byShape.insert(byShape.end(), {shape, insufficientResources(*request, node)});
       sink.rejectWith(static_cast<uint32_t>(i), it->second);
+    };
+    // Most pods request no scalar resource: the base checks alone decide,
+    // in a loop of their own (no scalar bookkeeping per node).
+    if (request->scalars.empty()) {
+      const BaseRequest base = baseOf(*request);  // in registers across the loop
+      for (size_t i = 0; i < nodes.size(); ++i)
+        if (!fitsBase(base, *nodes[i])) reject(i, *nodes[i]);
+      return;
     }
+    for (size_t i = 0; i < nodes.size(); ++i)
+      if (!fits(*request, *nodes[i])) reject(i, *nodes[i]);
   }
 
   bool preScoreReadsFeasibleNodes() const override { return false; }
@@ -302,14 +310,27 @@ class NodeResourcesFit final : public PreFilterPlugin, public FilterPlugin, publ
     return 0;
   }
 
+  // The pod count, cpu, memory and ephemeral storage checks of fits().
+  struct BaseRequest {
+    int64_t milliCpu;
+    int64_t memory;
+    int64_t ephemeralStorage;
+  };
+  static BaseRequest baseOf(const PodFitRequest& r) { return {r.milliCpu, r.memory, r.ephemeralStorage}; }
+  static bool fitsBase(const BaseRequest& request, const NodeInfo& node) {
+    const Resources& allocatable = node.allocatable();
+    const Resources& used = node.requested;
+    return static_cast<int64_t>(node.podCount) + 1 <= allocatable.pods &&
+           !(request.milliCpu > 0 && request.milliCpu > available(allocatable.milliCpu, used.milliCpu)) &&
+           !(request.memory > 0 && request.memory > available(allocatable.memory, used.memory)) &&
+           !(request.ephemeralStorage > 0 &&
+             request.ephemeralStorage > available(allocatable.ephemeralStorage, used.ephemeralStorage));
+  }
+
   static bool fits(const PodFitRequest& request, const NodeInfo& node) {
     const Resources& allocatable = node.allocatable();
     const Resources& used = node.requested;
-    bool fits = static_cast<int64_t>(node.podCount) + 1 <= allocatable.pods &&
-                !(request.milliCpu > 0 && request.milliCpu > available(allocatable.milliCpu, used.milliCpu)) &&
-                !(request.memory > 0 && request.memory > available(allocatable.memory, used.memory)) &&
-                !(request.ephemeralStorage > 0 &&
-                  request.ephemeralStorage > available(allocatable.ephemeralStorage, used.ephemeralStorage));
+    bool fits = fitsBase(baseOf(request), node);
     if (fits && request.scalars.size() > kNodeSideScalars) return scalarShortfalls(request, node).count == 0;
     for (size_t i = 0; fits && i < request.scalars.size(); ++i) {
       const auto& [resource, quantity] = request.scalars[i];

@@ -243,11 +243,33 @@ bool gatherTopologyValuesOf(const ClusterView& view, std::span<const NodeInfo* c
       columnSize[i] = columns[i].size();
     }
   }
-  // view.holds(node), with the view's range in locals.
+  // view.holds(node) and viewNodeId(), with the view's range and flag in
+  // locals (ids[] and values[] may alias the flag for the compiler).
   const NodeInfo* const viewFirst = view.nodes().data();
   const NodeInfo* const viewLast = viewFirst + view.nodes().size();
+  const bool idsArePositions = view.idsArePositions();
+  size_t j = 0;
+  if constexpr (N != 0) {
+    // The usual view: every node's id is its position, below every column's
+    // size (a column is as long as the ids of the nodes with its key). Then
+    // a view node's id is its address's offset and its values are read
+    // without a bound check, up to the first node that is not the view's
+    // (the loop below takes it from there).
+    bool covered = idsArePositions;
+    for (size_t i = 0; i < N; ++i) covered &= columnSize[i] >= view.nodes().size();
+    if (covered) {
+      for (; j < feasible.size(); ++j) {
+        const NodeInfo* node = feasible[j];
+        if (node < viewFirst || node >= viewLast) break;
+        const auto id = static_cast<uint32_t>(node - viewFirst);
+        ids[j] = id;
+#pragma GCC unroll 4
+        for (size_t i = 0; i < N; ++i) values[j * N + i] = columnData[i][id];
+      }
+    }
+  }
   bool allViewNodes = true;
-  for (size_t j = 0; j < feasible.size(); ++j) {
+  for (; j < feasible.size(); ++j) {
     const NodeInfo& node = *feasible[j];
     uint32_t* nodeValues = values + j * n;
     if (&node < viewFirst || &node >= viewLast) {
@@ -256,7 +278,7 @@ bool gatherTopologyValuesOf(const ClusterView& view, std::span<const NodeInfo* c
       allViewNodes = false;
       continue;
     }
-    const uint32_t id = viewNodeId(view, node);
+    const uint32_t id = idsArePositions ? static_cast<uint32_t>(&node - viewFirst) : viewNodeId(view, node);
     ids[j] = id;
     if constexpr (N != 0) {
 #pragma GCC unroll 4
@@ -391,39 +413,62 @@ void registerDomains(std::span<const NodeInfo* const> feasible, std::span<const 
   }
 }
 
-// One constraint's term of a view node's score: count * weight + skew,
-// count being counts[key] - offset (0 - offset past the bound), key the
-// node's id (hostname) or its value of the key.
+// One constraint's term of a view node's score, count * weight + skew: by
+// node (hostname), count being counts[id] (0 past the bound); by domain,
+// domainTerms[value], the term of each domain of the feasible nodes
+// computed once (every feasible node's value is such a domain; no other
+// entry is read).
 struct ScoreTerm {
   const int64_t* counts = nullptr;
   size_t bound = 0;
-  int64_t offset = 0;
+  const double* domainTerms = nullptr;
   double weight = 0;
   double skew = 0;
   bool byNode = false;
 };
 
+// The range of a list of raw scores, as NormalizeScore reads it: the least
+// and the largest other than kInvalidScore (INT64_MAX and 0 when there is
+// none), and whether any is kInvalidScore.
+struct ScoreRange {
+  int64_t minScore = std::numeric_limits<int64_t>::max();
+  int64_t maxScore = 0;
+  bool anyInvalid = false;
+  void add(int64_t s) {
+    if (s == kInvalidScore) {
+      anyInvalid = true;
+      return;
+    }
+    minScore = std::min(minScore, s);
+    maxScore = std::max(maxScore, s);
+  }
+};
+
 // Score: the sum over constraints, in their order, of their terms, rounded;
 // a node missing a key skips that constraint (or, with
 // requireAllTopologies, scores kInvalidScore). kHostMask: bit i set when
-// constraint i counts per node (terms[i].byNode), for N known.
+// constraint i counts per node (terms[i].byNode), for N known. Returns the
+// scores' range.
 template <size_t N, unsigned kHostMask>
-void scoreViewNodes(std::span<const uint32_t> ids, const uint32_t* values, size_t n, const ScoreTerm* terms,
-                    bool requireAllTopologies, int64_t* out) {
+ScoreRange scoreViewNodes(std::span<const uint32_t> ids, const uint32_t* values, size_t n, const ScoreTerm* terms,
+                          bool requireAllTopologies, int64_t* out) {
   if constexpr (N != 0) n = N;
   constexpr size_t kLocal = N != 0 ? N : 1;
   const int64_t* counts[kLocal] = {};
   size_t bound[kLocal] = {};
+  const double* domainTerms[kLocal] = {};
   double weight[kLocal] = {};
   double skew[kLocal] = {};
   if constexpr (N != 0) {
     for (size_t i = 0; i < N; ++i) {
       counts[i] = terms[i].counts;
       bound[i] = terms[i].bound;
+      domainTerms[i] = terms[i].domainTerms;
       weight[i] = terms[i].weight;
       skew[i] = terms[i].skew;
     }
   }
+  ScoreRange range;
   for (size_t j = 0; j < ids.size(); ++j) {
     const uint32_t id = ids[j];
     const uint32_t* nodeValues = values + j * n;
@@ -437,19 +482,27 @@ void scoreViewNodes(std::span<const uint32_t> ids, const uint32_t* values, size_
         continue;
       }
       if constexpr (N != 0) {
-        const bool byNode = ((kHostMask >> i) & 1) != 0;
-        const uint32_t key = byNode ? id : value;
-        const int64_t count = (key < bound[i] ? counts[i][key] : 0) - (byNode ? 0 : 1);
-        score += static_cast<double>(count) * weight[i] + skew[i];
+        if (((kHostMask >> i) & 1) != 0) {
+          const int64_t count = id < bound[i] ? counts[i][id] : 0;
+          score += static_cast<double>(count) * weight[i] + skew[i];
+        } else {
+          score += domainTerms[i][value];
+        }
       } else {
         const ScoreTerm& t = terms[i];
-        const uint32_t key = t.byNode ? id : value;
-        const int64_t count = (key < t.bound ? t.counts[key] : 0) - t.offset;
-        score += static_cast<double>(count) * t.weight + t.skew;
+        if (t.byNode) {
+          const int64_t count = id < t.bound ? t.counts[id] : 0;
+          score += static_cast<double>(count) * t.weight + t.skew;
+        } else {
+          score += t.domainTerms[value];
+        }
       }
     }
-    out[j] = requireAllTopologies && missing ? kInvalidScore : roundScore(score);
+    const int64_t result = requireAllTopologies && missing ? kInvalidScore : roundScore(score);
+    out[j] = result;
+    range.add(result);
   }
+  return range;
 }
 
 // Calls f.template operator()<N, kHostMask>() with the constraint count
@@ -528,14 +581,14 @@ struct PreScoreState final : StateData {
   std::vector<const NodeInfo*> ignoredCopies;
   std::vector<uint32_t> ignored;
   const ClusterView* view = nullptr;
-  // Score of each node of the feasible list PreScore was given, in its
-  // order, computed there while its nodes were at hand: the engine then asks
-  // for that list tile by tile. scoreAll() checks each tile against it
-  // (nextScored is where the next tile should start: a hint, written by
-  // scoreAll; a CycleState belongs to one decision on one thread).
-  std::vector<const NodeInfo*> scoredNodes;
-  std::vector<int64_t> scores;
-  mutable size_t nextScored = 0;
+  // The feasible list PreScore was given (not a copy: the caller's, which
+  // stays unchanged while the cycle's scores are taken) and the raw score of
+  // each of its nodes, computed there while its nodes were at hand, with
+  // their range: normalizedScoresOfFeasible() answers for that list from
+  // these alone.
+  std::span<const NodeInfo* const> scoredList;
+  std::unique_ptr<int64_t[]> scores;
+  ScoreRange range;
 
   bool isIgnored(const NodeInfo& node) const {
     if (view->holds(node)) return std::binary_search(ignored.begin(), ignored.end(), viewNodeId(*view, node));
@@ -728,25 +781,46 @@ class PodTopologySpread final : public PreFilterPlugin,
       }
       state->counts.push_back(hostname[i] ? SparseCounts(counted.counts()) : SparseCounts(domains[i], 1));
     }
-    // The scores of the feasible nodes, from the counts at hand.
-    state->scoredNodes.assign(feasible.begin(), feasible.end());
-    state->scores.resize(feasible.size());
-    std::vector<ScoreTerm> terms(n);
-    for (size_t i = 0; i < n; ++i) {
-      const ScratchCounts& counts = hostname[i] ? pods[podsOf[i]].counts() : domains[i];
-      terms[i].counts = counts.data();
-      terms[i].bound = counts.bound();
-      terms[i].offset = hostname[i] ? 0 : 1;  // domains[i] holds 1 + pods
-      terms[i].weight = state->weights[i];
-      terms[i].skew = static_cast<double>(state->constraints[i].maxSkew - 1);
-      terms[i].byNode = hostname[i] != 0;
-    }
+    // The scores of the feasible nodes, from the counts at hand (no zeroing:
+    // every entry is written).
+    state->scoredList = feasible;
+    state->scores.reset(new int64_t[feasible.size()]);
     if (allViewNodes) {
+      // A domain's term (count * weight + skew) once per domain of the
+      // feasible nodes, not once per node: domains[i] holds 1 + its pods.
+      // The tables are this thread's, by value id; only the entries of those
+      // domains are written and read.
+      thread_local std::vector<double> domainTermTable;
+      const size_t valueBound = view.nodeLabelValueBound();
+      const auto byDomain = static_cast<size_t>(std::count(hostname.begin(), hostname.end(), 0));
+      if (domainTermTable.size() < byDomain * valueBound) domainTermTable.resize(byDomain * valueBound);
+      size_t tablesUsed = 0;
+      std::vector<ScoreTerm> terms(n);
+      for (size_t i = 0; i < n; ++i) {
+        ScoreTerm& t = terms[i];
+        t.weight = state->weights[i];
+        t.skew = static_cast<double>(state->constraints[i].maxSkew - 1);
+        t.byNode = hostname[i] != 0;
+        if (t.byNode) {
+          const ScratchCounts& counts = pods[podsOf[i]].counts();
+          t.counts = counts.data();
+          t.bound = counts.bound();
+          continue;
+        }
+        double* table = domainTermTable.data() + tablesUsed++ * valueBound;
+        for (uint32_t value : domains[i].touched())
+          table[value] = static_cast<double>(domains[i].get(value) - 1) * t.weight + t.skew;
+        t.domainTerms = table;
+      }
       withStaticConstraints(n, hostname.data(), [&]<size_t N, unsigned kHostMask>() {
-        scoreViewNodes<N, kHostMask>(ids, values.data(), n, terms.data(), requireAllTopologies, state->scores.data());
+        state->range = scoreViewNodes<N, kHostMask>(ids, values.data(), n, terms.data(), requireAllTopologies,
+                                                    state->scores.get());
       });
     } else {
-      for (size_t j = 0; j < feasible.size(); ++j) state->scores[j] = state->scoreOf(*feasible[j]);
+      for (size_t j = 0; j < feasible.size(); ++j) {
+        state->scores[j] = state->scoreOf(*feasible[j]);
+        state->range.add(state->scores[j]);
+      }
     }
     cycle.write(kPreScoreKey, std::move(state));
     return Status::success();
@@ -764,46 +838,50 @@ class PodTopologySpread final : public PreFilterPlugin,
       std::fill(out.begin(), out.end(), 0);
       return;
     }
-    const size_t at = state->nextScored;
-    if (at + nodes.size() <= state->scoredNodes.size() &&
-        std::equal(nodes.begin(), nodes.end(), state->scoredNodes.begin() + static_cast<ptrdiff_t>(at))) {
-      std::copy_n(state->scores.begin() + static_cast<ptrdiff_t>(at), nodes.size(), out.begin());
-      state->nextScored = at + nodes.size();
-      return;
-    }
     for (size_t j = 0; j < nodes.size(); ++j) out[j] = state->scoreOf(*nodes[j]);
   }
 
   void normalizeScores(const CycleState& cycle, const Pod&, std::span<int64_t> scores) const override {
     if (cycle.read<PreScoreState>(kPreScoreKey) == nullptr) return;
-    int64_t minScore = std::numeric_limits<int64_t>::max();
-    int64_t maxScore = 0;
-    bool anyInvalid = false;
-    for (int64_t s : scores) {
-      if (s == kInvalidScore) {
-        anyInvalid = true;
-        continue;
-      }
-      minScore = std::min(minScore, s);
-      maxScore = std::max(maxScore, s);
-    }
+    ScoreRange range;
+    for (int64_t s : scores) range.add(s);
+    normalize(scores, range, scores);
+  }
+
+  bool normalizedScoresOfFeasible(const CycleState& cycle, const Pod&, std::span<const NodeInfo* const> nodes,
+                                  std::span<int64_t> out) const override {
+    const PreScoreState* state = cycle.read<PreScoreState>(kPreScoreKey);
+    if (state == nullptr || nodes.data() != state->scoredList.data() || nodes.size() != state->scoredList.size() ||
+        out.size() != nodes.size())
+      return false;
+    normalize(std::span<const int64_t>(state->scores.get(), nodes.size()), state->range, out);
+    return true;
+  }
+
+ private:
+  // NormalizeScore: out[j] is the normalised raw[j], `range` being raw's
+  // (out may be raw itself).
+  static void normalize(std::span<const int64_t> raw, const ScoreRange& range, std::span<int64_t> out) {
+    const int64_t minScore = range.minScore;
+    const int64_t maxScore = range.maxScore;
     if (maxScore == 0) {
-      for (int64_t& s : scores) s = s == kInvalidScore ? 0 : kMaxNodeScore;
+      for (size_t j = 0; j < raw.size(); ++j) out[j] = raw[j] == kInvalidScore ? 0 : kMaxNodeScore;
       return;
     }
     // Scores are >= 0, so the numerator is within [0, 100 * maxScore].
     const bool exact = minScore >= 0 && maxScore < kExactQuotientBound / (2 * kMaxNodeScore);
-    if (exact && mapScoresThroughTable(scores, anyInvalid ? kInvalidScore : minScore, maxScore, [&](int64_t s) {
+    if (exact && mapScoresThroughTable(raw, out, range.anyInvalid ? kInvalidScore : minScore, maxScore, [&](int64_t s) {
           return s == kInvalidScore ? 0 : exactQuotient(kMaxNodeScore * (maxScore + minScore - s), maxScore);
         }))
       return;
-    for (int64_t& s : scores) {
+    for (size_t j = 0; j < raw.size(); ++j) {
+      const int64_t s = raw[j];
       if (s == kInvalidScore) {
-        s = 0;
+        out[j] = 0;
       } else if (exact) {
-        s = exactQuotient(kMaxNodeScore * (maxScore + minScore - s), maxScore);
+        out[j] = exactQuotient(kMaxNodeScore * (maxScore + minScore - s), maxScore);
       } else {
-        s = kMaxNodeScore * (maxScore + minScore - s) / maxScore;
+        out[j] = kMaxNodeScore * (maxScore + minScore - s) / maxScore;
       }
     }
   }

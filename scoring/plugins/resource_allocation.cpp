@@ -226,7 +226,11 @@ using DoublePair = double __attribute__((vector_size(16)));
 // Whether leastRequestedNonZeroCapacity(requested, capacity) takes its
 // floating-point path (and capacity is not 0).
 [[gnu::always_inline]] inline bool leastRequestedByQuotient(int64_t requested, int64_t capacity) {
-  return capacity != 0 && requested >= 0 && requested <= capacity && capacity < kExactQuotientBound / kMaxNodeScore;
+  // capacity in [1, bound) and requested in [0, capacity], as two unsigned
+  // compares (a negative value is larger than any bound as unsigned).
+  constexpr uint64_t kBound = kExactQuotientBound / kMaxNodeScore;
+  return static_cast<uint64_t>(capacity) - 1 < kBound - 1 &&
+         static_cast<uint64_t>(requested) <= static_cast<uint64_t>(capacity);
 }
 
 // The cpu-then-memory fast paths: out[i] = score(allocatable, cpu, memory)

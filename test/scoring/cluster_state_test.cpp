@@ -480,6 +480,62 @@ TEST(ClusterView, NodesFoundByNameThroughRemovalsAndReAdds) {
   EXPECT_EQ(view.findNode("node-299")->requested.milliCpu, 250);
 }
 
+// ClusterView::idsArePositions() (the topology plugins then read a node's
+// id from its address alone) is true exactly when every node's id is its
+// position, through any order of nodes leaving and coming back; viewNodeId
+// is each node's own id either way. Steps: "+name" adds (or updates) a
+// node, "-name" removes one.
+struct IdsArePositionsCase {
+  std::string name;
+  std::vector<std::string> steps;
+  bool expected;  // after the last step
+};
+
+class IdsArePositionsCases : public ::testing::TestWithParam<IdsArePositionsCase> {};
+
+TEST_P(IdsArePositionsCases, FlagEqualsEveryNodeAtItsId) {
+  MutableClusterView view;
+  EXPECT_TRUE(view.idsArePositions());  // no node
+  for (const std::string& step : GetParam().steps) {
+    if (step[0] == '+')
+      view.upsertNode(makeNode(step.substr(1)));
+    else
+      view.removeNode(step.substr(1));
+    bool allAtPosition = true;
+    for (const NodeInfo& node : view.nodes()) {
+      allAtPosition &= node.id == static_cast<uint32_t>(&node - view.nodes().data());
+      EXPECT_EQ(viewNodeId(view, node), node.id) << step << ": " << node.name();
+    }
+    EXPECT_EQ(view.idsArePositions(), allAtPosition) << "after " << step;
+  }
+  EXPECT_EQ(view.idsArePositions(), GetParam().expected);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    ClusterView, IdsArePositionsCases,
+    ::testing::Values(
+        IdsArePositionsCase{"NodesOnlyAdded", {"+a", "+b", "+c"}, true},
+        IdsArePositionsCase{"UpdatingANodeKeepsItsPlace", {"+a", "+b", "+a", "+c", "+b"}, true},
+        IdsArePositionsCase{"LastNodeLeaves", {"+a", "+b", "+c", "-c"}, true},
+        IdsArePositionsCase{"LastNodeLeavesAndANewOneTakesItsId", {"+a", "+b", "+c", "-c", "+d"}, true},
+        IdsArePositionsCase{"UnknownNodeRemoved", {"+a", "+b", "-x"}, true},
+        IdsArePositionsCase{"MiddleNodeLeavesTheLastMovesIntoItsPlace", {"+a", "+b", "+c", "-b"}, false},
+        IdsArePositionsCase{"FirstNodeLeaves", {"+a", "+b", "+c", "-a"}, false},
+        IdsArePositionsCase{"MiddleNodeComesBackAtTheEnd", {"+a", "+b", "+c", "-b", "+b"}, false},
+        // b leaves (c moves to b's place), then c leaves as the last node:
+        // a alone is at its id again.
+        IdsArePositionsCase{"MovedNodeLeavesToo", {"+a", "+b", "+c", "-b", "-c"}, true},
+        // Then two nodes come back with the freed ids the wrong way round
+        // (c's id first), and the one at the wrong place leaves: y moves
+        // into x's place, which is its id.
+        IdsArePositionsCase{"BackInPlaceAfterOutOfOrderReAdds",
+                            {"+a", "+b", "+c", "-b", "-c", "+x", "+y", "-x"}, true},
+        IdsArePositionsCase{"OutOfOrderReAddsStayOff", {"+a", "+b", "+c", "-b", "-c", "+x", "+y"}, false},
+        IdsArePositionsCase{"EveryNodeLeaves", {"+a", "+b", "+c", "-a", "-b", "-c"}, true},
+        IdsArePositionsCase{"EveryNodeLeavesAndNewOnesCome", {"+a", "+b", "+c", "-a", "-b", "-c", "+d", "+e"},
+                            false}),
+    [](const auto& info) { return info.param.name; });
+
 // Decisions read while the watch keeps moving pods: every read sees the
 // total requested cpu unchanged, never a pod half moved.
 TEST(ClusterState, ReadersNeverSeeATornUpdate) {

@@ -2,6 +2,7 @@
 // a profile: the verdict and the normalised score of every node for a pod,
 // as kube-scheduler's plugins give them (upstream's filtering_test.go and
 // scoring_test.go cases, in their own words).
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <map>
@@ -14,6 +15,7 @@
 
 #include "scoring/engine.h"
 #include "scoring/placement.h"
+#include "scoring/profile.h"
 #include "scoring/snapshot.h"
 
 namespace placer {
@@ -413,6 +415,89 @@ TEST_F(TopologyPluginTest, ScheduleAnywayScoresOfHundredsOfNodesFollowUpstreamsF
   for (const auto& [name, s] : raw) EXPECT_EQ(r.score[name], 100 * (high + low - s) / high) << name;
   for (int i = 0; i < 4; ++i) EXPECT_EQ(r.score["bare" + std::to_string(i)], 0);
 }
+
+// The engine takes PodTopologySpread's scores of the feasible list its
+// PreScore scored at once (ScorePlugin::normalizedScoresOfFeasible): they
+// equal scoreAll() then normalizeScores() over that list, and score() node
+// by node then normalizeScores(), whether every node's id is its position
+// or not, for the system defaults (a node without the zone skips it) and
+// for the pod's own constraints (a node without the zone is ignored). Any
+// other list (a copy of it, a part of it) is not answered.
+struct PreScoredListCase {
+  std::string name;
+  bool ownConstraints;
+  std::vector<std::string> removed;  // nodes that leave the view after it is filled
+  bool everyOtherNode;               // the feasible list: every other node, else all
+};
+
+class PreScoredListCases : public ::testing::TestWithParam<PreScoredListCase> {};
+
+TEST_P(PreScoredListCases, NormalisedAtOnceAsScoredThenNormalised) {
+  const PreScoredListCase& c = GetParam();
+  json nodes = json::array();
+  json pods = json::array();
+  for (int i = 0; i < 90; ++i) {
+    const std::string name = "n" + std::to_string(i);
+    nodes.push_back(i % 7 == 3 ? node(name) : zoned(name, "zone-" + std::to_string(i % 3)));
+    const int replicas = (i % 4 == 0 ? 1 : 0) + (i % 9 == 0 ? 2 : 0);
+    for (int k = 0; k < replicas; ++k) pods.push_back(pod(name + "-w" + std::to_string(k), {{"app", "web"}}, name));
+  }
+  json svc = {{"metadata", {{"name", "web"}, {"namespace", "default"}}}, {"spec", {{"selector", {{"app", "web"}}}}}};
+  json incoming = pod("w", {{"app", "web"}});
+  if (c.ownConstraints)
+    incoming["spec"]["topologySpreadConstraints"] = {
+        spread(1, "kubernetes.io/hostname", "ScheduleAnyway", {{"app", "web"}}),
+        spread(2, "topology.kubernetes.io/zone", "ScheduleAnyway", {{"app", "web"}})};
+  auto decoded = decodeSnapshot({{"nodes", nodes}, {"pods", pods}, {"services", {svc}}, {"pod", incoming}});
+  ASSERT_TRUE(decoded.ok()) << decoded.error().message;
+  auto profile = Profile::fromJson(
+      {{"plugins", {{"multiPoint", {{"enabled", {{{"name", "PodTopologySpread"}}}}, {"disabled", {{{"name", "*"}}}}}}}}});
+  ASSERT_TRUE(profile.ok()) << profile.error().message;
+  const PreScorePlugin& preScore = *(*profile)->preScorePlugins().at(0);
+  const ScorePlugin& score = *(*profile)->scorePlugins().at(0).plugin;
+  ClusterState state;
+  state.update([&](MutableClusterView& v) {
+    fillView(v, *decoded);
+    for (const std::string& name : c.removed) v.removeNode(name);
+  });
+  const Pod& p = *decoded->pod;
+  state.read([&](const ClusterView& view) {
+    EXPECT_EQ(view.idsArePositions(), c.removed.empty());
+    std::vector<const NodeInfo*> feasible;
+    for (size_t i = 0; i < view.nodes().size(); i += c.everyOtherNode ? 2 : 1) feasible.push_back(&view.nodes()[i]);
+    CycleState cycle;
+    ASSERT_TRUE(preScore.preScore(cycle, p, feasible, view).isSuccess());
+    std::vector<int64_t> atOnce(feasible.size(), -7);
+    ASSERT_TRUE(score.normalizedScoresOfFeasible(cycle, p, feasible, atOnce));
+    std::vector<int64_t> scoredAll(feasible.size());
+    score.scoreAll(cycle, p, feasible, scoredAll);
+    score.normalizeScores(cycle, p, scoredAll);
+    std::vector<int64_t> oneByOne;
+    for (const NodeInfo* n : feasible) oneByOne.push_back(score.score(cycle, p, *n));
+    score.normalizeScores(cycle, p, oneByOne);
+    EXPECT_EQ(atOnce, scoredAll);
+    EXPECT_EQ(atOnce, oneByOne);
+    // Scores spread over more than one value (the table of quotients is used).
+    EXPECT_NE(*std::min_element(atOnce.begin(), atOnce.end()), *std::max_element(atOnce.begin(), atOnce.end()));
+    // Not the list PreScore scored: no answer, nothing written.
+    const std::vector<const NodeInfo*> copy = feasible;
+    std::vector<int64_t> untouched(feasible.size(), -7);
+    EXPECT_FALSE(score.normalizedScoresOfFeasible(cycle, p, copy, untouched));
+    EXPECT_FALSE(score.normalizedScoresOfFeasible(
+        cycle, p, std::span<const NodeInfo* const>(feasible.data(), feasible.size() - 1),
+        std::span<int64_t>(untouched.data(), untouched.size() - 1)));
+    EXPECT_EQ(untouched, std::vector<int64_t>(feasible.size(), -7));
+  });
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    PodTopologySpread, PreScoredListCases,
+    ::testing::Values(PreScoredListCase{"SystemDefaultsIdsArePositions", false, {}, false},
+                      PreScoredListCase{"SystemDefaultsAfterNodesLeft", false, {"n5", "n40"}, false},
+                      PreScoredListCase{"SystemDefaultsEveryOtherNode", false, {}, true},
+                      PreScoredListCase{"OwnConstraintsIdsArePositions", true, {}, false},
+                      PreScoredListCase{"OwnConstraintsAfterNodesLeftEveryOtherNode", true, {"n0", "n17"}, true}),
+    [](const auto& info) { return info.param.name; });
 
 TEST_F(TopologyPluginTest, PodTopologySpreadArgsAreValidated) {
   auto systemWithList = Profile::fromJson(
