@@ -9,22 +9,13 @@
 
 namespace placer {
 
-// ---- StringTable ----
+// ---- FlatStringIndex ----
 
-uint32_t StringTable::hashOf(std::string_view text) {
+uint32_t FlatStringIndex::hashOf(std::string_view text) {
   return static_cast<uint32_t>(std::hash<std::string_view>{}(text));
 }
 
-size_t StringTable::slotOf(std::string_view text, uint32_t hash) const {
-  const size_t mask = slots_.size() - 1;
-  for (size_t i = hash & mask;; i = (i + 1) & mask) {
-    const uint64_t slot = slots_[i];
-    if (slot == kEmptySlot) return i;
-    if (static_cast<uint32_t>(slot >> 32) == hash && entries_[static_cast<uint32_t>(slot)].text == text) return i;
-  }
-}
-
-void StringTable::grow() {
+void FlatStringIndex::grow() {
   std::vector<uint64_t> old = std::move(slots_);
   slots_.assign(std::max<size_t>(64, old.size() * 2), kEmptySlot);
   const size_t mask = slots_.size() - 1;
@@ -36,14 +27,30 @@ void StringTable::grow() {
   }
 }
 
+void FlatStringIndex::eraseAt(size_t hole) {
+  // Backward-shift deletion: every later slot of the probe run that may sit
+  // in the freed slot moves up, so that no probe stops early at a hole.
+  const size_t mask = slots_.size() - 1;
+  for (size_t i = (hole + 1) & mask; slots_[i] != kEmptySlot; i = (i + 1) & mask) {
+    const size_t home = static_cast<uint32_t>(slots_[i] >> 32) & mask;
+    // The slot stays when its home lies cyclically in (hole, i].
+    if (((i - home) & mask) < ((i - hole) & mask)) continue;
+    slots_[hole] = slots_[i];
+    hole = i;
+  }
+  slots_[hole] = kEmptySlot;
+  --size_;
+}
+
+// ---- StringTable ----
+
 uint32_t StringTable::acquire(std::string_view text) {
-  if ((held_ + 1) * 2 > slots_.size()) grow();
-  const uint32_t hash = hashOf(text);
-  const size_t at = slotOf(text, hash);
-  if (slots_[at] != kEmptySlot) {
-    const uint32_t id = static_cast<uint32_t>(slots_[at]);
-    ++entries_[id].refs;
-    return id;
+  index_.reserveOne();
+  const uint32_t hash = FlatStringIndex::hashOf(text);
+  const size_t at = index_.probe(text, hash, textOf());
+  if (const uint32_t held = index_.idAt(at); held != kNone) {
+    ++entries_[held].refs;
+    return held;
   }
   uint32_t id;
   if (!free_.empty()) {
@@ -56,8 +63,7 @@ uint32_t StringTable::acquire(std::string_view text) {
   }
   entries_[id].refs = 1;
   entries_[id].hash = hash;
-  slots_[at] = static_cast<uint64_t>(hash) << 32 | id;
-  ++held_;
+  index_.fill(at, hash, id);
   return id;
 }
 
@@ -65,28 +71,14 @@ void StringTable::release(uint32_t id) {
   if (id == kNone) return;
   Entry& e = entries_[id];
   if (--e.refs > 0) return;
-  // Backward-shift deletion: every later slot of the probe run that may sit
-  // in the freed slot moves up, so that no probe stops early at a hole.
-  const size_t mask = slots_.size() - 1;
-  size_t hole = slotOf(e.text, e.hash);
-  for (size_t i = (hole + 1) & mask; slots_[i] != kEmptySlot; i = (i + 1) & mask) {
-    const size_t home = static_cast<uint32_t>(slots_[i] >> 32) & mask;
-    // The slot stays when its home lies cyclically in (hole, i].
-    if (((i - home) & mask) < ((i - hole) & mask)) continue;
-    slots_[hole] = slots_[i];
-    hole = i;
-  }
-  slots_[hole] = kEmptySlot;
-  --held_;
+  index_.eraseAt(index_.probe(e.text, e.hash, textOf()));
   e.text.clear();
   e.text.shrink_to_fit();
   free_.push_back(id);
 }
 
 uint32_t StringTable::find(std::string_view text) const {
-  if (held_ == 0) return kNone;
-  const uint64_t slot = slots_[slotOf(text, hashOf(text))];
-  return slot == kEmptySlot ? kNone : static_cast<uint32_t>(slot);
+  return index_.find(text, FlatStringIndex::hashOf(text), textOf());
 }
 
 // ---- NodeInfo ----
@@ -251,8 +243,8 @@ const PodRecord* ClusterView::pod(uint32_t slot) const {
 }
 
 const PodRecord* ClusterView::findPod(std::string_view key) const {
-  auto it = podByKey_.find(key);
-  return it == podByKey_.end() ? nullptr : &podTable_[it->second];
+  const uint32_t slot = podSlotOf(key);
+  return slot == FlatStringIndex::kNone ? nullptr : &podTable_[slot];
 }
 
 std::optional<std::string_view> ClusterView::podLabel(const PodRecord& pod, std::string_view key) const {
@@ -651,12 +643,15 @@ void MutableClusterView::upsertPod(const Pod& pod) {
 
   std::string key = podKey(pod);
   updateNominated(pod, key);
-  auto it = podByKey_.find(key);
+  const uint32_t hash = FlatStringIndex::hashOf(key);
+  podIndex_.reserveOne();
+  const size_t at = podIndex_.probe(key, hash, podKeyOf());
+  const uint32_t existing = podIndex_.idAt(at);
   bool counted = !pod.nodeName.empty() && !pod.isTerminal();
   if (!counted) {
-    if (it != podByKey_.end()) {
-      forgetPod(it->second);
-      podByKey_.erase(it);
+    if (existing != FlatStringIndex::kNone) {
+      podIndex_.eraseAt(at);
+      forgetPod(existing);
     }
     return;
   }
@@ -677,15 +672,17 @@ void MutableClusterView::upsertPod(const Pod& pod) {
   record.nonZeroMemory = pod.nonZeroRequests.memory;
   record.hostPorts = pod.hostPorts;
 
+  // The index keeps the slot of a pod it holds (its key stays the same);
+  // a new pod's slot is filled in where the probe above stopped.
   uint32_t slot;
-  if (it != podByKey_.end()) {
-    slot = it->second;
+  if (existing != FlatStringIndex::kNone) {
+    slot = existing;
     forgetPod(slot);
     freePodSlots_.pop_back();  // forgetPod freed exactly this slot; keep it
   } else if (!freePodSlots_.empty()) {
     slot = freePodSlots_.back();
     freePodSlots_.pop_back();
-    podByKey_.emplace(std::move(key), slot);
+    podIndex_.fill(at, hash, slot);
   } else {
     slot = static_cast<uint32_t>(podTable_.size());
     // Grown four-fold, not two: an initial sync fills it from empty, and each
@@ -693,8 +690,9 @@ void MutableClusterView::upsertPod(const Pod& pod) {
     // address space only (its pages are never touched), not memory.
     if (podTable_.size() == podTable_.capacity()) podTable_.reserve(std::max<size_t>(1024, podTable_.capacity() * 4));
     podTable_.emplace_back();
-    podByKey_.emplace(std::move(key), slot);
+    podIndex_.fill(at, hash, slot);
   }
+  record.key = std::move(key);
   podTable_[slot] = std::move(record);
   indexPod(slot);
   if (podTable_[slot].requiredAntiAffinity()) ++podsWithRequiredAntiAffinity_;
@@ -716,11 +714,11 @@ bool MutableClusterView::podUpsertChangesNothing(const Pod& pod) const {
   }
   const std::string key = podKey(pod);
   if ((!nominatedNodeOf_.empty() || isNominated(pod)) && !nominatedUnchanged(pod, key)) return false;
-  auto it = podByKey_.find(key);
+  const uint32_t slot = podSlotOf(key);
   const bool counted = !pod.nodeName.empty() && !pod.isTerminal();
-  if (it == podByKey_.end()) return !counted;
+  if (slot == FlatStringIndex::kNone) return !counted;
   if (!counted) return false;
-  const PodRecord& r = podTable_[it->second];
+  const PodRecord& r = podTable_[slot];
   if (r.generation != podGeneration_) return false;  // a resync in progress marks it
   if (r.name != pod.name || strings_.text(r.namespaceId) != pod.namespace_ ||
       strings_.text(r.nodeNameId) != pod.nodeName || r.labels.size() != pod.labels.size())
@@ -741,10 +739,12 @@ bool MutableClusterView::podUpsertChangesNothing(const Pod& pod) const {
 void MutableClusterView::removePod(std::string_view key) {
   forgetNominated(key);
   if (!reservations_.empty()) release(bindReservationId(key));
-  auto it = podByKey_.find(key);
-  if (it == podByKey_.end()) return;
-  forgetPod(it->second);
-  podByKey_.erase(it);
+  if (podIndex_.size() == 0) return;
+  const size_t at = podIndex_.probe(key, FlatStringIndex::hashOf(key), podKeyOf());
+  const uint32_t slot = podIndex_.idAt(at);
+  if (slot == FlatStringIndex::kNone) return;
+  podIndex_.eraseAt(at);
+  forgetPod(slot);
 }
 
 // ---- MutableClusterView: resync ----
@@ -791,11 +791,11 @@ size_t MutableClusterView::finishResync(ResyncKind kind) {
       if (info.generation != nodeGeneration_) stale.push_back(info.node.name);
     for (const std::string& name : stale) removeNode(name);
   } else {
-    for (const auto& [key, slot] : podByKey_)
-      if (podTable_[slot].generation != podGeneration_) stale.push_back(key);
+    for (const PodRecord& record : podTable_)
+      if (record.nodeNameId != StringTable::kNone && record.generation != podGeneration_) stale.push_back(record.key);
     for (const auto& [node, list] : nominatedByNode_)
       for (const NominatedPod& n : list)
-        if (n.generation != podGeneration_ && !podByKey_.contains(n.key)) stale.push_back(n.key);
+        if (n.generation != podGeneration_ && podSlotOf(n.key) == FlatStringIndex::kNone) stale.push_back(n.key);
     for (const std::string& key : stale) removePod(key);
   }
   return stale.size();

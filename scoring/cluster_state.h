@@ -60,6 +60,61 @@ struct StringHash {
 template <class V>
 using StringMap = std::unordered_map<std::string, V, StringHash, std::equal_to<>>;
 
+// Ids by string, for an owner that keeps each id's string (textOf(id) ->
+// std::string_view): open addressing with linear probing, at most half full.
+// A slot holds the string's hash (high half) and id (low half), so that a
+// probe reads the owner's string only when the hashes agree; an empty slot is
+// kEmptySlot. A view holds ~150,000 distinct pod label values and 150,000 pod
+// keys at 150,000 pods: one flat array of 8-byte slots each, instead of a
+// heap node per string and a rehash walk over scattered nodes. Erasing mends
+// the probe run by backward shift (no tombstones).
+// Thread-safety: none (the owner's).
+class FlatStringIndex {
+ public:
+  static constexpr uint32_t kNone = UINT32_MAX;
+  static uint32_t hashOf(std::string_view text);
+
+  // Ids held.
+  size_t size() const { return size_; }
+  // The id of `text` (hash: hashOf(text)), or kNone.
+  template <class TextOf>
+  uint32_t find(std::string_view text, uint32_t hash, const TextOf& textOf) const {
+    return size_ == 0 ? kNone : idAt(probe(text, hash, textOf));
+  }
+  // Makes room for one more id; before a probe() whose empty slot is filled.
+  void reserveOne() {
+    if ((size_ + 1) * 2 > slots_.size()) grow();
+  }
+  // `text`'s slot: where its id is, or the empty slot where it would go.
+  // Needs a slot at least (reserveOne() or size() > 0).
+  template <class TextOf>
+  size_t probe(std::string_view text, uint32_t hash, const TextOf& textOf) const {
+    const size_t mask = slots_.size() - 1;
+    for (size_t i = hash & mask;; i = (i + 1) & mask) {
+      const uint64_t slot = slots_[i];
+      if (slot == kEmptySlot) return i;
+      if (static_cast<uint32_t>(slot >> 32) == hash && textOf(static_cast<uint32_t>(slot)) == text) return i;
+    }
+  }
+  // The id in a slot from probe(), kNone when it is empty.
+  uint32_t idAt(size_t slot) const {
+    return slots_[slot] == kEmptySlot ? kNone : static_cast<uint32_t>(slots_[slot]);
+  }
+  // Fills the empty slot probe() just returned (nothing changed in between).
+  void fill(size_t slot, uint32_t hash, uint32_t id) {
+    slots_[slot] = static_cast<uint64_t>(hash) << 32 | id;
+    ++size_;
+  }
+  // Empties a slot of probe() that holds an id.
+  void eraseAt(size_t slot);
+
+ private:
+  static constexpr uint64_t kEmptySlot = UINT64_MAX;
+  void grow();
+  std::vector<uint64_t> slots_;  // size 0 or a power of two
+  size_t size_ = 0;
+};
+
 // Reference-counted interned strings (namespaces, node names, pod label keys
 // and values), so that 150,000 pods do not hold 150,000 copies of
 // "app.kubernetes.io/name". Ids are reused once released.
@@ -73,7 +128,7 @@ class StringTable {
   uint32_t find(std::string_view text) const;
   // How many acquisitions hold the string (0 for kNone).
   uint32_t refs(uint32_t id) const { return id == kNone ? 0 : entries_[id].refs; }
-  size_t size() const { return held_; }
+  size_t size() const { return index_.size(); }
   // One more than the largest id ever handed out.
   size_t bound() const { return entries_.size(); }
 
@@ -81,22 +136,14 @@ class StringTable {
   struct Entry {
     std::string text;
     uint32_t refs = 0;
-    uint32_t hash = 0;  // low 32 bits of the text's hash
+    uint32_t hash = 0;  // FlatStringIndex::hashOf(text)
   };
-  // The index: open addressing with linear probing, at most half full. A slot
-  // holds the entry's hash (high half) and id (low half), so that a probe
-  // touches an entry only when the hashes agree; an empty slot is kEmptySlot.
-  // A view holds ~150,000 distinct pod label values at 150,000 pods (a
-  // StatefulSet's pod-name label): one flat array of 8-byte slots instead of
-  // a heap node per string, and no rehash walk over scattered nodes.
-  static constexpr uint64_t kEmptySlot = UINT64_MAX;
-  static uint32_t hashOf(std::string_view text);
-  size_t slotOf(std::string_view text, uint32_t hash) const;  // its slot, or the empty slot where it would go
-  void grow();
+  auto textOf() const {
+    return [this](uint32_t id) { return std::string_view(entries_[id].text); };
+  }
   std::deque<Entry> entries_;  // a deque: entries stay in place when it grows
   std::vector<uint32_t> free_;
-  std::vector<uint64_t> slots_;  // size 0 or a power of two
-  size_t held_ = 0;
+  FlatStringIndex index_;  // the held entries (a StatefulSet's pod-name label: one per pod)
 };
 
 // One label of a pod in the view: interned key and value (ClusterView::text()),
@@ -110,6 +157,7 @@ struct PodLabel {
 // What the accounting keeps of a pod that occupies a node: compact, no JSON.
 // Strings are ids into the view's StringTable (ClusterView::text()).
 struct PodRecord {
+  std::string key;  // podKey(): the uid, or namespace/name (ClusterView's index of pods)
   std::string name;
   uint32_t namespaceId = StringTable::kNone;
   uint32_t nodeNameId = StringTable::kNone;
@@ -386,7 +434,7 @@ class ClusterView {
   // node's accounting stripe, as the accounting itself).
   uint64_t staticGeneration() const { return staticGeneration_.value; }
   std::span<const uint64_t> nodeVersions() const { return nodeVersions_; }
-  size_t podCount() const { return podByKey_.size(); }  // pods kept (bound, non-terminal)
+  size_t podCount() const { return podIndex_.size(); }  // pods kept (bound, non-terminal)
   // Pods kept that carry required pod anti-affinity terms.
   size_t podsWithRequiredAntiAffinity() const { return podsWithRequiredAntiAffinity_; }
 
@@ -499,7 +547,14 @@ class ClusterView {
   NodeNameIndex nodeIndex_;  // name -> position in nodes_
   std::vector<PodRecord> podTable_;  // slots; a free slot has nodeNameId == kNone and an empty name
   std::vector<uint32_t> freePodSlots_;
-  StringMap<uint32_t> podByKey_;
+  // Slots by PodRecord::key.
+  FlatStringIndex podIndex_;
+  auto podKeyOf() const {
+    return [this](uint32_t slot) { return std::string_view(podTable_[slot].key); };
+  }
+  uint32_t podSlotOf(std::string_view key) const {
+    return podIndex_.find(key, FlatStringIndex::hashOf(key), podKeyOf());
+  }
   // Pods bound to a node name that is not (or no longer) in the view.
   StringMap<std::vector<uint32_t>> orphanSlots_;
   StringTable strings_;

@@ -29,6 +29,7 @@
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 
+#include "webhook/allocator.h"
 #include "webhook/http_relay.h"
 #include "webhook/log.h"
 #include "webhook/metrics.h"
@@ -643,7 +644,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
       // much larger.
       if (shared->body.size() >= kTrimAfterBodyBytes) {
         shared->body = std::string();
-        malloc_trim(0);
+        releaseFreeMemory();
       }
       net::post(self->socket_->get_executor(),
                 [self, response = std::move(response)]() mutable { self->answer(std::move(response), self->ending()); });

@@ -1,11 +1,11 @@
 // The feeds that need no API server: a snapshot file and the demo cluster.
-#include <malloc.h>
 
 #include <atomic>
 #include <chrono>
 #include <functional>
 
 #include "scoring/snapshot.h"
+#include "webhook/allocator.h"
 #include "webhook/cluster_feed.h"
 #include "webhook/demo_cluster.h"
 #include "webhook/log.h"
@@ -54,7 +54,7 @@ std::unique_ptr<ClusterFeed> makeSnapshotFeed(std::string path) {
     if (!query) return query.error();
     // What decoding held for a moment (the checks' sets, a piece of the file)
     // goes back to the system rather than staying in malloc's free lists.
-    malloc_trim(0);
+    releaseFreeMemory();
     return {};
   });
 }

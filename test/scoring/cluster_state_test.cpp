@@ -326,6 +326,77 @@ TEST(StringTable, HeldStringsStayFoundThroughReleasesInAnyOrder) {
   }
 }
 
+// The view's index of pods (by uid, or namespace/name for a pod without
+// one): every pod kept is found by its key, whatever the order of removals,
+// updates and relists before it, and a removed one is not.
+TEST(ClusterView, PodsStayFoundByKeyThroughRemovalsUpdatesAndRelists) {
+  struct Case {
+    std::string name;
+    int pods;
+    int removeEvery;  // pod i is removed when i % removeEvery == 0 ...
+    bool backwards;   // ... from the last pod to the first
+  };
+  const std::vector<Case> cases = {
+      {"one pod", 1, 1, false},
+      {"every pod removed, first to last", 2000, 1, false},
+      {"every pod removed, last to first", 2000, 1, true},
+      {"every other pod, first to last", 3000, 2, false},
+      {"every third pod, last to first, many index growths", 20000, 3, true},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    MutableClusterView view;
+    view.upsertNode(makeNode("n1"));
+    view.upsertNode(makeNode("n2"));
+    // Every fifth pod has no uid: its key is namespace/name.
+    auto spec = [](int i, const std::string& node) {
+      return PodSpec{.name = "web-" + std::to_string(i * 7919 % 100003), .node = node, .uid = i % 5 ? "" : "-"};
+    };
+    auto key = [&](int i) {
+      const Pod pod = makePod(spec(i, "n1"));
+      return podKey(pod);
+    };
+    for (int i = 0; i < c.pods; ++i) view.upsertPod(makePod(spec(i, "n1")));
+    ASSERT_EQ(view.podCount(), static_cast<size_t>(c.pods));
+
+    auto removed = [&](int i) { return i % c.removeEvery == 0; };
+    for (int k = 0; k < c.pods; ++k) {
+      const int i = c.backwards ? c.pods - 1 - k : k;
+      if (!removed(i)) continue;
+      view.removePod(key(i));
+      EXPECT_EQ(view.findPod(key(i)), nullptr) << key(i);
+    }
+    // The kept pods move to n2 (an update under the same key).
+    size_t kept = 0;
+    for (int i = 0; i < c.pods; ++i) {
+      if (removed(i)) continue;
+      ++kept;
+      view.upsertPod(makePod(spec(i, "n2")));
+    }
+    EXPECT_EQ(view.podCount(), kept);
+    for (int i = 0; i < c.pods; ++i) {
+      const PodRecord* pod = view.findPod(key(i));
+      if (removed(i)) {
+        EXPECT_EQ(pod, nullptr) << key(i);
+        continue;
+      }
+      ASSERT_NE(pod, nullptr) << key(i);
+      EXPECT_EQ(pod->name, spec(i, "n2").name);
+      EXPECT_EQ(view.text(pod->nodeNameId), "n2");
+    }
+
+    // A relist that holds the removed pods only: the kept ones go, the
+    // removed ones come back (into freed slots).
+    view.beginResync(ResyncKind::Pods);
+    for (int i = 0; i < c.pods; ++i)
+      if (removed(i)) view.upsertPod(makePod(spec(i, "n1")));
+    EXPECT_EQ(view.finishResync(ResyncKind::Pods), kept);
+    EXPECT_EQ(view.podCount(), static_cast<size_t>(c.pods) - kept);
+    for (int i = 0; i < c.pods; ++i)
+      EXPECT_EQ(view.findPod(key(i)) != nullptr, removed(i)) << key(i);
+  }
+}
+
 TEST(ClusterView, ImageNodeCountsFollowNodeUpdates) {
   MutableClusterView view;
   view.upsertNode(makeNode("n1", {{"repo/app@sha256:abc", "repo/app:v1"}, {"repo/sidecar:v2"}}));

@@ -1,7 +1,5 @@
 #include "webhook/kube/list_watch.h"
 
-#include <malloc.h>
-
 #include <algorithm>
 #include <deque>
 #include <optional>
@@ -10,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "scoring/json_stream_scanner.h"
+#include "webhook/allocator.h"
 #include "webhook/kube/watch_bodies.h"
 #include "webhook/log.h"
 
@@ -398,7 +397,7 @@ ListWatcher::End ListWatcher::list(bool fromCache) {
   // objects' blocks, in malloc arenas of their own) goes back to the system
   // rather than staying in malloc's free lists beside the view.
   decoder.reset();
-  malloc_trim(0);
+  releaseFreeMemory();
   handler_.listFinished();
   ++stats_.lists;
   return End::Closed;
