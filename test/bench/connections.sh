@@ -30,26 +30,11 @@ SLOWLORIS_INTERVAL=${SLOWLORIS_INTERVAL:-100}
 DRY_RUN=${DRY_RUN:-1}
 LOADGEN="$BUILD/test/bench/admission_loadgen"
 SERVER_LOADGEN=${SERVER_LOADGEN:-$LOADGEN}
-LATENCY_LOG=${LATENCY_LOG:-}
 # AA=1: the closed-loop pairs' B runs hold nothing either (an A/A run: how
 # far the ratio moves with no difference between the arms).
 AA=${AA:-0}
-DIR=$(mktemp -d)
-SERVER_PID=""; HOLDER_PID=""
-cleanup() {
-  [ -n "$HOLDER_PID" ] && kill "$HOLDER_PID" 2>/dev/null || true
-  [ -n "$SERVER_PID" ] && kill "$SERVER_PID" 2>/dev/null || true
-  wait 2>/dev/null || true
-  rm -rf "$DIR"
-}
-trap cleanup EXIT
-
-"$SERVER_LOADGEN" --serve "$DIR" --nodes "$NODES" --workers 8 >"$DIR/server.out" 2>&1 &
-SERVER_PID=$!
-until [ -s "$DIR/port" ]; do
-  kill -0 "$SERVER_PID" 2>/dev/null || { cat "$DIR/server.out"; exit 1; }
-  sleep 0.5
-done
+. "$(dirname "$0")/held_lib.sh"
+start_server
 cat "$DIR/server.out"
 
 clients() {  # label, then admission_loadgen client options
@@ -60,37 +45,6 @@ clients() {  # label, then admission_loadgen client options
   grep -E '^/mutate|failures' "$DIR/clients.out" || true
   [ "$rc" -eq 0 ] || { echo "(the clients exited with status $rc:)"; tail -5 "$DIR/clients.out"; }
 }
-log() {  # the --latency-log option for run $1, when LATENCY_LOG is set
-  [ -n "$LATENCY_LOG" ] && echo "--latency-log $LATENCY_LOG.$1"
-  true
-}
-hold() {  # holds the idle and slowloris connections until stopped; $1: the run, for LATENCY_LOG
-  # Emptied here, not by the background job's redirection: the wait below
-  # must not see the previous holder's lines (it did, under load, and the
-  # script then stopped at the grep after it).
-  : >"$DIR/holder.out"
-  stdbuf -oL "$LOADGEN" --target "$DIR" --nodes "$NODES" --route hold --seconds 3600 --connections 1000 \
-    --slowloris 200 --slowloris-interval "$SLOWLORIS_INTERVAL" --server-pid "$SERVER_PID" \
-    $(log "${1:-hold}.passes") >"$DIR/holder.out" 2>&1 &
-  HOLDER_PID=$!
-  until grep -q 'server RSS with them' "$DIR/holder.out"; do
-    if ! kill -0 "$HOLDER_PID" 2>/dev/null; then
-      local rc=0
-      wait "$HOLDER_PID" || rc=$?
-      echo "(the holder exited with status $rc:)"
-      cat "$DIR/holder.out"
-      exit 1
-    fi
-    sleep 0.5
-  done
-  grep -E 'RSS|open' "$DIR/holder.out"
-}
-release() {
-  kill "$HOLDER_PID" 2>/dev/null || true
-  wait "$HOLDER_PID" 2>/dev/null || true
-  HOLDER_PID=""
-}
-
 rate_of() { sed -n 's/^\/mutate .* \([0-9][0-9]*\) req\/s.*/\1/p' "$DIR/clients.out"; }
 closed_a() { clients "A closed loop, 8 clients" --clients 8 --seconds "$SECONDS_PER_RUN"; A_RATE=$(rate_of); }
 closed_b() {

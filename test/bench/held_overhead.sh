@@ -19,29 +19,9 @@ SECONDS_PER_RUN=${SECONDS_PER_RUN:-8}
 SLOWLORIS_INTERVAL=${SLOWLORIS_INTERVAL:-100}
 LOADGEN="$BUILD/test/bench/admission_loadgen"
 SERVER_LOADGEN=${SERVER_LOADGEN:-$LOADGEN}
-DIR=$(mktemp -d)
-SERVER_PID=""; HOLDER_PID=""
-cleanup() {
-  [ -n "$HOLDER_PID" ] && kill "$HOLDER_PID" 2>/dev/null || true
-  [ -n "$SERVER_PID" ] && kill "$SERVER_PID" 2>/dev/null || true
-  wait 2>/dev/null || true
-  rm -rf "$DIR"
-}
-trap cleanup EXIT
-
-"$SERVER_LOADGEN" --serve "$DIR" --nodes "$NODES" --workers 8 >"$DIR/server.out" 2>&1 &
-SERVER_PID=$!
-until [ -s "$DIR/port" ]; do
-  kill -0 "$SERVER_PID" 2>/dev/null || { cat "$DIR/server.out"; exit 1; }
-  sleep 0.2
-done
-stdbuf -oL "$LOADGEN" --target "$DIR" --nodes "$NODES" --route hold --seconds 3600 --connections 1000 \
-  --slowloris 200 --slowloris-interval "$SLOWLORIS_INTERVAL" --server-pid "$SERVER_PID" >"$DIR/holder.out" 2>&1 &
-HOLDER_PID=$!
-until grep -q 'server RSS with them' "$DIR/holder.out"; do
-  kill -0 "$HOLDER_PID" 2>/dev/null || { cat "$DIR/holder.out"; exit 1; }
-  sleep 0.2
-done
+. "$(dirname "$0")/held_lib.sh"
+start_server
+hold
 # Past the header deadline (5 s) of the first slowloris connections, so that
 # their reconnections are in the figure.
 sleep 6
@@ -60,4 +40,3 @@ paste "$DIR/t0" "$DIR/t1" | awk -v s="$SECONDS_PER_RUN" -v hz="$hz" '
     printf "server total   %6.1f ms/s\n", server * 1000 / hz / s
     printf "holder         %6.1f ms/s\n", d["holder"] * 1000 / hz / s
   }' | sort
-grep -E 'RSS|open' "$DIR/holder.out"
