@@ -352,6 +352,13 @@ TEST_F(HttpServerTest, SlowlorisConnectionsDelayNobodyAndAreClosedAtTheirDeadlin
   for (int fd : silent) ::close(fd);
 }
 
+// Stops a case's server before the metrics registry it writes to goes,
+// however the case ends.
+struct StopServerFirst {
+  std::unique_ptr<HttpServer>& server;
+  ~StopServerFirst() { server.reset(); }
+};
+
 // A connection whose headers arrive in pieces moves to the listener's slow
 // lane (its own thread, at a lower CPU priority; placer_http_slow_connections
 // counts them): it is still answered, in full and with keep-alive, a request
@@ -365,10 +372,7 @@ TEST_F(HttpServerTest, AConnectionWhoseHeadersArriveInPiecesMovesToTheSlowLaneAn
   for (const Case& c : {Case{"tls", true}, Case{"plain", false}}) {
     SCOPED_TRACE(c.name);
     MetricsRegistry metrics;
-    struct StopFirst {  // the server goes before the registry it writes to, however the case ends
-      std::unique_ptr<HttpServer>& server;
-      ~StopFirst() { server.reset(); }
-    } stopFirst{server_};
+    StopServerFirst stopFirst{server_};
     start(c.tls, "", [&](ListenerOptions& o) { o.metrics = &metrics; });
     auto slowConnections = [&] {
       return metrics.gauge("placer_http_slow_connections", "", {{"listener", "test"}}).value();
@@ -425,10 +429,7 @@ TEST_F(HttpServerTest, ASlowLaneConnectionsBytesAreReadInBatchesAndItIsStillAnsw
   for (const Case& c : {Case{"tls", true}, Case{"plain", false}}) {
     SCOPED_TRACE(c.name);
     MetricsRegistry metrics;
-    struct StopFirst {
-      std::unique_ptr<HttpServer>& server;
-      ~StopFirst() { server.reset(); }
-    } stopFirst{server_};
+    StopServerFirst stopFirst{server_};
     start(c.tls, "", [&](ListenerOptions& o) { o.metrics = &metrics; });
     auto slowReads = [&] {
       return metrics.counter("placer_http_slow_reads_total", "", {{"listener", "test"}}).value();
