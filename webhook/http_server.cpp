@@ -22,7 +22,6 @@
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/read_size.hpp>
 #include <boost/beast/http.hpp>
-#include <malloc.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -77,8 +76,6 @@ constexpr int kHandshakeLaneNice = 5;
 // piece and never reaches this lane.
 constexpr std::chrono::milliseconds kSlowLanePace{250};
 constexpr int kSlowLaneNice = 10;
-// Blocks at least this large are mapped on their own (tuneAllocatorForLargeRequests).
-constexpr size_t kMmapThresholdBytes = 1024 * 1024;
 // After a request this large its worker gives the arenas' free memory back.
 constexpr size_t kTrimAfterBodyBytes = 1024 * 1024;
 
@@ -832,12 +829,6 @@ void HttpServer::Shared::accept(const std::shared_ptr<Shared>& self) {
     }
     if (!self->stopping) self->accept(self);
   });
-}
-
-void tuneAllocatorForLargeRequests() {
-  // A fixed threshold also stops glibc's dynamic raising of it (and of the
-  // trim threshold) after the first large block is freed.
-  (void)mallopt(M_MMAP_THRESHOLD, static_cast<int>(kMmapThresholdBytes));
 }
 
 Result<std::pair<std::string, uint16_t>> splitHostPort(std::string_view address) {

@@ -159,18 +159,6 @@ struct ListenerOptions {
   MetricsRegistry* metrics = nullptr;
 };
 
-// Sets the process's allocator (glibc malloc) for serving large requests: a
-// block of 1 MiB or more (a large body, a pod's resource lists) is mapped on
-// its own and returned to the system when freed. glibc otherwise raises that
-// threshold to the largest block freed so far (up to 32 MiB), after which
-// every large body lands in a worker's arena and stays in the process. Call
-// once at start-up, before threads start. Not used by placer serve: with
-// the large-request worker, glibc's defaults already keep 80 distinct 2.8 MB
-// pods from growing the process, and the munmap of every large block delayed
-// ordinary admissions beside a 40,000-port pod by 30+ ms
-// (huge_pods_loadgen --tune-allocator 1, RESULTS.md).
-void tuneAllocatorForLargeRequests();
-
 class HttpServer {
  public:
   // Binds the socket and starts accepting; fails with a message when the

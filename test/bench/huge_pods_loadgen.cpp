@@ -4,14 +4,11 @@
 //
 //   huge_pods_loadgen [--nodes 5000] [--pods-per-node 30] [--count 40000] [--shapes 80]
 //                     [--shape-resources 80000] [--ordinary-rate 200]
-//                     [--tune-allocator 0] [--large-lane 1]
+//                     [--large-lane 1]
 //
-// --tune-allocator 1 fixes glibc's mmap threshold at 1 MiB
-// (tuneAllocatorForLargeRequests; measured and not used by placer serve: the
-// munmap of large blocks delayed ordinary admissions by 30+ ms beside the
-// 40,000-port pod); --large-lane 0 runs large requests on the ordinary
-// workers (ListenerOptions::largeBodyBytes past any body): both 0 is the
-// server as it was before issue 15's second round (shapes15).
+// --large-lane 0 runs large requests on the ordinary workers
+// (ListenerOptions::largeBodyBytes past any body), as the server did before
+// issue 15's second round (shapes15).
 //
 // Cases, one after the other, each over its own TLS connection, with the
 // issue's sizes (each extended resource takes 35 bytes of the body, as in the
@@ -29,14 +26,14 @@
 //
 // In one process: RSS includes the clients' request bodies (one huge body at
 // a time, written as text: the client builds no JSON document of its own).
-// Its allocator is left as `placer serve` leaves it (glibc's defaults) unless --tune-allocator 1.
+// It links the allocator `placer` links (jemalloc with transparent huge pages,
+// webhook/CMakeLists.txt), with its defaults.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <limits>
-#include <malloc.h>
 #include <string>
 #include <thread>
 #include <vector>
@@ -50,6 +47,7 @@
 #include "test/support/cluster_generator.h"
 #include "test/support/http_test_client.h"
 #include "test/support/huge_pods.h"
+#include "webhook/allocator.h"
 #include "webhook/http_server.h"
 #include "webhook/log.h"
 #include "webhook/metrics.h"
@@ -68,16 +66,6 @@ double rssMb() {
   while (std::getline(in, line))
     if (line.rfind("VmRSS:", 0) == 0) return std::stod(line.substr(6)) / 1024.0;
   return 0;
-}
-
-// The heap as glibc's allocator sees it, MB: bytes in use, free but held
-// (in arenas), and mapped blocks (large allocations, returned when freed).
-struct HeapFigures {
-  double used = 0, heldFree = 0, mapped = 0;
-};
-HeapFigures heap() {
-  const struct mallinfo2 m = mallinfo2();
-  return {double(m.uordblks) / 1048576.0, double(m.fordblks) / 1048576.0, double(m.hblkhd) / 1048576.0};
 }
 
 json review(const json& pod, const std::string& uid, bool dryRun) {
@@ -113,7 +101,7 @@ double percentile(std::vector<double> v, double p) {
 int main(int argc, char** argv) {
   int nodes = 5000, podsPerNode = 30, count = 40000, shapes = 80, shapeResources = 80000;
   double ordinaryRate = 200;
-  bool tuneAllocator = false, largeLane = true;
+  bool largeLane = true;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string a = argv[i], v = argv[i + 1];
     if (a == "--nodes") nodes = std::stoi(v);
@@ -122,14 +110,12 @@ int main(int argc, char** argv) {
     else if (a == "--shapes") shapes = std::stoi(v);
     else if (a == "--shape-resources") shapeResources = std::stoi(v);
     else if (a == "--ordinary-rate") ordinaryRate = std::stod(v);
-    else if (a == "--tune-allocator") tuneAllocator = v != "0";
     else if (a == "--large-lane") largeLane = v != "0";
     else {
       std::fprintf(stderr, "unknown option %s\n", a.c_str());
       return 2;
     }
   }
-  if (tuneAllocator) tuneAllocatorForLargeRequests();  // before any thread starts
   std::FILE* devnull = std::fopen("/dev/null", "w");
   setLogOutput(devnull);
 
@@ -204,8 +190,7 @@ int main(int argc, char** argv) {
   };
 
   std::printf("view: %d nodes, %d pods; ordinary admissions at %.0f/s beside each case; allocator %s, large lane %s\n",
-              nodes, nodes * podsPerNode, ordinaryRate, tuneAllocator ? "tuned" : "glibc's defaults",
-              largeLane ? "on" : "off");
+              nodes, nodes * podsPerNode, ordinaryRate, allocatorFigures().allocator.c_str(), largeLane ? "on" : "off");
   // Phase 0: ordinary admissions alone, 3 s.
   std::this_thread::sleep_for(std::chrono::seconds(3));
   const double rss0 = rssMb();
@@ -259,9 +244,9 @@ int main(int argc, char** argv) {
       std::string outcome;
       worst = std::max(worst, send(body, outcome));
       if (s + 1 == 1 || (s + 1) % 20 == 0) {
-        const HeapFigures h = heap();
-        std::printf("  after %d shapes: RSS %+.0f MB; heap in use %.0f MB, free in arenas %.0f MB, mapped %.0f MB\n",
-                    s + 1, rssMb() - before, h.used, h.heldFree, h.mapped);
+        const AllocatorFigures heap = allocatorFigures();
+        std::printf("  after %d shapes: RSS %+.0f MB; heap in use %.0f MB, free but held %.0f MB\n", s + 1,
+                    rssMb() - before, heap.inUseMb, heap.heldFreeMb);
       }
     }
     std::printf("shapes: %d distinct dry-run pods of %.1f MB: slowest answered in %.0f ms, RSS %+.0f MB\n", shapes,
