@@ -104,7 +104,7 @@ struct Route {
   RouteHandler handler;
   // The answer when the request queue is full (on an I/O thread: cheap, no
   // locks held long). Empty: 503 with Retry-After.
-  RouteHandler shed;
+  RouteHandler shed{};
 
   // Optional: requests this route sends on to another server instead of
   // running `handler` (a follower's reviews, to the leader). Both functions
@@ -118,7 +118,7 @@ struct Route {
     std::function<std::string(const HttpRequest&)> to;
     std::function<HttpResponse(const HttpRequest&, Result<std::string> upstreamAnswer)> answered;
   };
-  std::shared_ptr<const Relay> relay;
+  std::shared_ptr<const Relay> relay{};
 };
 
 struct ListenerOptions {

@@ -419,7 +419,9 @@ TEST_F(AdmissionTest, RequiredPodAntiAffinityIsNeverBroken) {
   state_.upsertPod(decodePod(guard).value());
   for (int i = 0; i < 3; ++i) {
     AdmissionAnswer plain = review(admissionReview("uid-plain-" + std::to_string(i), podJson("", "default", "100m", "64Mi")));
-    if (plain.outcome == AdmissionOutcome::Assigned) EXPECT_NE(plain.node, "node-b");
+    if (plain.outcome == AdmissionOutcome::Assigned) {
+      EXPECT_NE(plain.node, "node-b");
+    }
   }
 }
 
