@@ -162,13 +162,57 @@ uint64_t prefixXor(uint64_t x) {
   return x;
 }
 
+// The set bits of x (by halves, quarters, ...: the build targets no
+// instruction for it).
+int bitCount(uint64_t x) {
+  x -= (x >> 1) & 0x5555555555555555ULL;
+  x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL);
+  x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0fULL;
+  return static_cast<int>((x * 0x0101010101010101ULL) >> 56);
+}
+
+// The bytes of a block that a backslash escapes, as if every backslash were
+// in a string (simdjson's find_escaped): a run of backslashes escapes the
+// byte after it when the run is odd. `carry` says the block's first byte is
+// escaped (the last block ended in an odd run) and is set for the next block.
+uint64_t escapedBytes(uint64_t backslash, bool& carry) {
+  constexpr uint64_t kEven = 0x5555555555555555ULL;  // bits 0, 2, 4, ...
+  const uint64_t escapedFirst = carry ? 1 : 0;
+  backslash &= ~escapedFirst;  // an escaped backslash escapes nothing
+  const uint64_t followsBackslash = backslash << 1 | escapedFirst;
+  // Runs starting on an odd bit, added to the backslashes, carry out of the
+  // run: their sums keep set bits only past runs that started on even bits.
+  const uint64_t oddStarts = backslash & ~kEven & ~followsBackslash;
+  uint64_t evenStartSums = 0;
+  carry = __builtin_add_overflow(oddStarts, backslash, &evenStartSums);
+  const uint64_t invert = evenStartSums << 1;
+  return (kEven ^ invert) & followsBackslash;
+}
+
 }  // namespace
 
 size_t JsonStreamScanner::skipCapturedBlocks(const char* p, size_t i, size_t n) {
   while (n - i >= 64) {
     const BlockMasks m = classify(p + i);
+    const uint64_t stringCarry = inString_ ? ~uint64_t(0) : 0;
+    uint64_t quote = m.quote;
+    bool escapeNext = false;
+    uint64_t inString = 0;
+    bool exact = true;
     if (m.backslash || escape_) {
-      // Escapes: this block byte by byte.
+      // A backslash escapes only in a string. Taking every backslash as an
+      // escape gives the same strings as long as none is outside one (valid
+      // JSON has none); when one is, this block goes byte by byte.
+      escapeNext = escape_;
+      quote &= ~escapedBytes(m.backslash, escapeNext);
+      // Inside a string: after an odd number of quotes from the block's start
+      // (the opening quote's own bit is set, the closing one's is not).
+      inString = prefixXor(quote) ^ stringCarry;
+      exact = (m.backslash & ~inString) == 0;
+    } else {
+      inString = prefixXor(quote) ^ stringCarry;
+    }
+    if (!exact) {
       for (size_t k = i; k < i + 64; ++k) {
         const char c = p[k];
         if (inString_) {
@@ -187,23 +231,29 @@ size_t JsonStreamScanner::skipCapturedBlocks(const char* p, size_t i, size_t n) 
       i += 64;
       continue;
     }
-    // Inside a string: after an odd number of quotes from the block's start
-    // (the opening quote's own bit is set, the closing one's is not).
-    const uint64_t inString = prefixXor(m.quote) ^ (inString_ ? ~uint64_t(0) : 0);
-    uint64_t brackets = (m.open | m.close) & ~inString;
-    while (brackets) {
-      const int k = std::countr_zero(brackets);
-      brackets &= brackets - 1;
-      if (m.open >> k & 1) {
-        ++depth_;
-      } else if (depth_ - 1 == captureDepth_) {
-        inString_ = false;  // a bracket outside strings
-        return i + static_cast<size_t>(k);  // the captured value's last byte
-      } else {
-        --depth_;
+    const uint64_t open = m.open & ~inString, close = m.close & ~inString;
+    const int closes = bitCount(close);
+    if (depth_ - captureDepth_ > closes) {
+      // The captured value cannot end in this block: only the depth moves.
+      depth_ += bitCount(open) - closes;
+    } else {
+      uint64_t brackets = open | close;
+      while (brackets) {
+        const int k = std::countr_zero(brackets);
+        brackets &= brackets - 1;
+        if (open >> k & 1) {
+          ++depth_;
+        } else if (depth_ - 1 == captureDepth_) {
+          inString_ = false;  // a bracket outside strings
+          escape_ = false;
+          return i + static_cast<size_t>(k);  // the captured value's last byte
+        } else {
+          --depth_;
+        }
       }
     }
     inString_ = inString >> 63;
+    escape_ = escapeNext;
     i += 64;
   }
   return i;

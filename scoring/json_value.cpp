@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <span>
 #include <type_traits>
 #include <vector>
 
@@ -35,12 +36,18 @@ struct JsonValueAccess {
 
 namespace {
 
+// Keys differ mostly in their length or first byte: those are compared
+// before any call to memcmp (and a key compared with itself is not read).
+bool sameKey(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && (a.data() == b.data() || a.empty() || (a[0] == b[0] && a == b));
+}
+
 // The last member of `key`, nullopt when absent or null (model_decode.h's contract).
 std::optional<dom::element> lastMember(dom::element object, std::string_view key) {
   std::optional<dom::element> found;
   const dom::object fields = object.get_object().value_unsafe();
   for (dom::key_value_pair field : fields)
-    if (field.key == key) found = field.value;
+    if (sameKey(field.key, key)) found = field.value;
   if (found && found->type() == dom::element_type::NULL_VALUE) return std::nullopt;
   return found;
 }
@@ -49,6 +56,33 @@ std::optional<dom::element> lastMember(dom::element object, std::string_view key
 class DomValue {
  public:
   explicit DomValue(dom::element e) : e_(e) {}
+
+  // An object's members of some keys, found in one walk (picking()).
+  struct Picks {
+    std::span<const std::string_view> keys;
+    uint32_t found = 0;  // bit i: keys[i] is present (its last value in values[i])
+    dom::element values[model_decode::kMaxPicked];
+  };
+  DomValue picking(std::span<const std::string_view> keys, Picks& picks) const {
+    picks.keys = keys.first(std::min(keys.size(), model_decode::kMaxPicked));
+    picks.found = 0;
+    uint64_t lengths = 0;  // bit n: some key is n bytes long (keys under 64 bytes)
+    for (std::string_view key : picks.keys) lengths |= key.size() < 64 ? uint64_t(1) << key.size() : 0;
+    const dom::object fields = e_.get_object().value_unsafe();
+    for (dom::key_value_pair field : fields) {
+      const size_t size = field.key.size();
+      if (size >= 64 || !(lengths >> size & 1)) continue;
+      for (size_t i = 0; i < picks.keys.size(); ++i) {
+        if (!sameKey(picks.keys[i], field.key)) continue;
+        picks.values[i] = field.value;  // a later duplicate replaces it
+        picks.found |= uint32_t(1) << i;
+        break;
+      }
+    }
+    DomValue picked(e_);
+    picked.picks_ = &picks;
+    return picked;
+  }
 
   JsonKind kind() const {
     switch (e_.type()) {
@@ -64,6 +98,14 @@ class DomValue {
     return JsonKind::Null;
   }
   std::optional<DomValue> member(std::string_view key) const {
+    if (picks_ != nullptr)
+      for (size_t i = 0; i < picks_->keys.size(); ++i) {
+        const std::string_view picked = picks_->keys[i];
+        if (!sameKey(picked, key)) continue;
+        if (!(picks_->found >> i & 1) || picks_->values[i].type() == dom::element_type::NULL_VALUE)
+          return std::nullopt;  // absent or null, as lastMember answers
+        return DomValue(picks_->values[i]);
+      }
     auto found = lastMember(e_, key);
     if (!found) return std::nullopt;
     return DomValue(*found);
@@ -125,6 +167,7 @@ class DomValue {
 
  private:
   dom::element e_;
+  const Picks* picks_ = nullptr;  // picking(): member() answers for its keys
 };
 
 DomValue view(const JsonValue& v) { return DomValue(JsonValueAccess::element(v)); }

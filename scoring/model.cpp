@@ -96,6 +96,10 @@ class NlohmannValue {
     return {v_->cbegin(), v_->cend()};
   }
 
+  // A member is a map look-up: nothing to gather in advance.
+  struct Picks {};
+  NlohmannValue picking(std::span<const std::string_view> /*keys*/, Picks& /*picks*/) const { return *this; }
+
   // nlohmann keeps an object's members sorted by key, each key once.
   template <class F>
   Outcome forEachMember(F&& f) const {

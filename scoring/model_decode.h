@@ -20,6 +20,11 @@
 //   Outcome forEachMember(F f) const; // f(std::string_view key, const V&) -> Outcome,
 //       sorted by key, each key once (its last value): the order in which
 //       nlohmann iterates, so that the first error reported is the same.
+//   V picking(std::span<const std::string_view> keys, typename V::Picks& picks) const;
+//       // object only: the same object, whose member() answers for `keys`
+//       // (at most kMaxPicked) from `picks`, filled here in one walk over it
+//       // (other keys are still looked up); picks outlives the view. A
+//       // representation whose member() costs no walk returns *this.
 //
 // Adding a field a plugin reads: declare it in model.h, read it in the kind's
 // decode function below (decodePodAs / decodeNodeAs), one line with the
@@ -32,6 +37,7 @@
 #include <cstdint>
 #include <limits>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -43,6 +49,24 @@
 namespace placer::model_decode {
 
 enum class JsonKind : uint8_t { Null, Bool, Signed, Unsigned, Float, String, Array, Object };
+
+// The most keys one picking() finds in a walk.
+inline constexpr size_t kMaxPicked = 16;
+
+// The members a decoder reads of the objects it reads most members of, found
+// in one walk over each (picking()) rather than one walk per member. A key
+// left out here is still read, by a walk of its own.
+inline constexpr std::string_view kMetadataKeys[] = {"namespace", "name", "generateName", "uid", "labels",
+                                                     "annotations", "deletionTimestamp", "ownerReferences"};
+inline constexpr std::string_view kPodSpecKeys[] = {
+    "nodeName", "schedulerName", "nodeSelector", "affinity", "topologySpreadConstraints", "tolerations",
+    "containers", "initContainers", "overhead", "resources", "priority", "schedulingGates", "resourceClaims",
+    "volumes"};
+inline constexpr std::string_view kPodStatusKeys[] = {"phase", "nominatedNodeName", "reason", "message",
+                                                      "conditions", "containerStatuses", "initContainerStatuses"};
+inline constexpr std::string_view kContainerKeys[] = {"name", "image", "resources", "ports", "restartPolicy"};
+inline constexpr std::string_view kContainerStatusKeys[] = {"name", "allocatedResources", "resources"};
+static_assert(std::size(kPodSpecKeys) <= kMaxPicked && std::size(kMetadataKeys) <= kMaxPicked);
 
 // A JSON path, built on the stack while walking and rendered only for errors:
 // "spec.containers[1].resources.requests.cpu".
@@ -595,7 +619,9 @@ Outcome readContainers(const V& spec, std::string_view key, const Path& path, bo
                        std::vector<Container>& out) {
   return forEachObject(
       spec, key, path,
-      [&](const V& item, const Path& p) -> Outcome {
+      [&](const V& element, const Path& p) -> Outcome {
+        typename V::Picks picks;
+        const V item = element.picking(kContainerKeys, picks);
         Container c;
         if (auto o = readString(item, "name", p, c.name); !o) return o;
         if (auto o = readString(item, "image", p, c.image); !o) return o;
@@ -708,7 +734,9 @@ Outcome readStatusRequests(const V& object, std::string_view key, const Path& pa
 template <class V>
 Outcome readContainerStatuses(const V& status, std::string_view key, const Path& path,
                               std::vector<ContainerStatusRequests>& out) {
-  return forEachObject(status, key, path, [&](const V& item, const Path& p) -> Outcome {
+  return forEachObject(status, key, path, [&](const V& element, const Path& p) -> Outcome {
+    typename V::Picks picks;
+    const V item = element.picking(kContainerStatusKeys, picks);
     ContainerStatusRequests cs;
     if (auto o = readString(item, "name", p, cs.name); !o) return o;
     if (auto o = readStatusRequests(item, "allocatedResources", p, cs.allocated); !o) return o;
@@ -761,7 +789,8 @@ Result<Pod> decodePodAs(const V& object) {
   auto metadata = objectMember(object, "metadata", root);
   if (!metadata) return metadata.error();
   if (*metadata) {
-    const V& m = **metadata;
+    typename V::Picks picks;
+    const V m = (**metadata).picking(kMetadataKeys, picks);
     const Path mp = root.child("metadata");
     if (auto o = readString(m, "namespace", mp, pod.namespace_); !o) return o.error();
     if (auto o = readString(m, "name", mp, pod.name); !o) return o.error();
@@ -791,7 +820,8 @@ Result<Pod> decodePodAs(const V& object) {
   auto spec = objectMember(object, "spec", root);
   if (!spec) return spec.error();
   if (*spec) {
-    const V& s = **spec;
+    typename V::Picks picks;
+    const V s = (**spec).picking(kPodSpecKeys, picks);
     const Path sp = root.child("spec");
     if (auto o = readString(s, "nodeName", sp, pod.nodeName); !o) return o.error();
     if (auto o = readString(s, "schedulerName", sp, pod.schedulerName); !o) return o.error();
@@ -830,12 +860,14 @@ Result<Pod> decodePodAs(const V& object) {
   auto status = objectMember(object, "status", root);
   if (!status) return status.error();
   if (*status) {
+    typename V::Picks picks;
+    const V st = (**status).picking(kPodStatusKeys, picks);
     const Path stp = root.child("status");
-    if (auto o = readString(**status, "phase", stp, pod.phase); !o) return o.error();
-    if (auto o = readString(**status, "nominatedNodeName", stp, pod.nominatedNodeName); !o) return o.error();
-    if (auto o = readString(**status, "reason", stp, pod.statusReason); !o) return o.error();
-    if (auto o = readString(**status, "message", stp, pod.statusMessage); !o) return o.error();
-    if (auto o = readResizeStatus(**status, stp, pod); !o) return o.error();
+    if (auto o = readString(st, "phase", stp, pod.phase); !o) return o.error();
+    if (auto o = readString(st, "nominatedNodeName", stp, pod.nominatedNodeName); !o) return o.error();
+    if (auto o = readString(st, "reason", stp, pod.statusReason); !o) return o.error();
+    if (auto o = readString(st, "message", stp, pod.statusMessage); !o) return o.error();
+    if (auto o = readResizeStatus(st, stp, pod); !o) return o.error();
   }
 
   computePodRequests(pod);

@@ -3,6 +3,7 @@
 // members and array elements, wherever the pieces break.
 #include "scoring/json_stream_scanner.h"
 
+#include <optional>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -176,6 +177,81 @@ TEST(ListScanTest, LongItemsWhereverTheBlocksAndPiecesBreak) {
     EXPECT_EQ(got.values, items) << "step " << step;
   }
 }
+
+// Within a captured value whole 64-byte blocks are stepped over by masks:
+// brackets counted a block at a time while the value cannot end in it, and
+// strings with backslashes found without a byte-by-byte walk as long as no
+// backslash stands outside a string. Each case is framed whole and byte by
+// byte (which never takes the block path): the two must give the same values
+// and the same error, valid or not.
+struct BlockCase {
+  const char* name;
+  std::string body;
+  std::optional<size_t> values;  // top-level values framed (valid bodies)
+};
+
+class BlockPathTest : public ::testing::TestWithParam<BlockCase> {};
+
+TEST_P(BlockPathTest, FramesAsByteByByte) {
+  for (JsonStreamScanner::Mode mode : {JsonStreamScanner::Mode::TopLevelValues, JsonStreamScanner::Mode::ListItems}) {
+    const std::string body = mode == JsonStreamScanner::Mode::ListItems
+                                 ? R"({"metadata":{},"items":[)" + GetParam().body + "]}"
+                                 : GetParam().body;
+    Collected whole, bytes;
+    const Outcome a = scan(mode, body, 0, whole);
+    const Outcome b = scan(mode, body, 1, bytes);
+    ASSERT_EQ(a.ok(), b.ok()) << (a ? b.error().message : a.error().message);
+    if (!a) {
+      EXPECT_EQ(a.error().message, b.error().message);
+    }
+    EXPECT_EQ(whole.values, bytes.values);
+    if (GetParam().values && mode == JsonStreamScanner::Mode::TopLevelValues) {
+      ASSERT_TRUE(a) << a.error().message;
+      EXPECT_EQ(whole.values.size(), *GetParam().values);
+      for (const std::string& v : whole.values) EXPECT_TRUE(nlohmann::json::accept(v)) << v;
+    }
+  }
+}
+
+std::string nested(size_t depth, const std::string& inside) {
+  return std::string(depth, '[') + inside + std::string(depth, ']');
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, BlockPathTest,
+    ::testing::Values(
+        BlockCase{"DeepArraysEndingInOneBlock", R"({"a":)" + nested(150, "1") + "}" + R"({"b":)" + nested(40, "{}") + "}", 2},
+        BlockCase{"ClosesAtEveryOffset",
+                  [] {
+                    std::string body;
+                    for (size_t shift = 0; shift < 64; ++shift)
+                      body += R"({"p":")" + std::string(shift, 'x') + R"(","v":)" + nested(70, "{}") + "}";
+                    return body;
+                  }(),
+                  64},
+        BlockCase{"BackslashRunsInStringsAtEveryOffset",
+                  [] {
+                    std::string body;
+                    for (size_t shift = 0; shift < 64; ++shift)
+                      body += R"({"p":")" + std::string(shift, 'x') + R"(","s":")" + std::string(shift % 9, '\\') +
+                              std::string(shift % 9 % 2, '\\') + R"(\"]}","t":[")" + std::string(63, '\\') +
+                              R"("","\\\\"]})";
+                    return body;
+                  }(),
+                  64},
+        BlockCase{"BackslashOutsideAString",
+                  R"({"a":[)" + std::string(20, ' ') + R"(\"}],"b":")" + std::string(100, 'x') + R"("})" +
+                      R"({"c":1})",
+                  std::nullopt},
+        BlockCase{"BackslashRunEndingABlock",
+                  R"({"a":[")" + std::string(57, 'y') + R"(\\\\\\\"","z"]})" + R"({"b":[")" + std::string(56, 'y') +
+                      R"(\\\\\\\"","z"]})",
+                  2},
+        BlockCase{"BackslashesAroundAStringOutsideStrings",
+                  R"({"a":[)" + std::string(20, ' ') + R"(\\"x"\\ ],"b":")" + std::string(100, 'x') + R"("})" +
+                      R"({"b":2})",
+                  std::nullopt}),
+    [](const auto& info) { return info.param.name; });
 
 // A list's items gathered in the caller's buffer (as the list decoder's
 // batches take them): an item that spans pieces arrives as the buffer's last

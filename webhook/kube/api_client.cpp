@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <istream>
+#include <streambuf>
+#include <string_view>
 
 #include <openssl/err.h>
 #include <openssl/pem.h>
@@ -24,6 +26,24 @@
 
 namespace placer::kube {
 namespace {
+
+// The bytes a stream buffer holds and has not handed out yet (its get area),
+// read in place. The get area's pointers are protected members of
+// std::streambuf; pointers to them, formed here, reach them on any buffer.
+struct BufferedPiece : std::streambuf {
+  // Not empty after a successful sgetc().
+  static std::string_view of(std::streambuf& buffer) {
+    char* (std::streambuf::*next)() const = &BufferedPiece::gptr;
+    char* (std::streambuf::*end)() const = &BufferedPiece::egptr;
+    const char* from = (buffer.*next)();
+    return {from, static_cast<size_t>((buffer.*end)() - from)};
+  }
+  // Marks n bytes of the get area read (n <= of(buffer).size()).
+  static void consume(std::streambuf& buffer, size_t n) {
+    void (std::streambuf::*bump)(int) = &BufferedPiece::gbump;
+    (buffer.*bump)(static_cast<int>(n));
+  }
+};
 
 constexpr size_t kMaxErrorBody = 64 * 1024;
 constexpr size_t kTlsReadBuffer = 128 * 1024;  // OpenSSL's read-ahead buffer per connection
@@ -369,23 +389,32 @@ Result<ApiResponse> Connection::readAnswer(const BodySink& onBody, bool& answere
   out.status = static_cast<int>(response.getStatus());
   out.retryAfter = response.get("Retry-After", "");
 
-  char buf[64 * 1024];
+  // The body is handed over from the stream's own buffer, where Poco put
+  // what it decrypted, piece by piece: an istream::read would copy every
+  // byte once more first (a list body is about a gigabyte at 150,000 pods).
+  std::streambuf& in = *body.rdbuf();
+  bool lost = false;
   while (true) {
-    if (body.peek() == std::char_traits<char>::eof()) break;
-    std::streamsize available = std::max<std::streamsize>(1, body.rdbuf()->in_avail());
-    body.read(buf, std::min<std::streamsize>(available, sizeof buf));
-    std::streamsize n = body.gcount();
-    if (n <= 0) break;
+    int next = std::char_traits<char>::eof();
+    try {
+      next = in.sgetc();  // refills the buffer when it is empty
+    } catch (const std::exception&) {
+      lost = true;  // as istream::peek would set badbit
+      break;
+    }
+    if (next == std::char_traits<char>::eof()) break;
+    const std::string_view piece = BufferedPiece::of(in);
     if (out.status == 200) {
-      if (Outcome r = onBody(std::string_view(buf, static_cast<size_t>(n))); !r) {
+      if (Outcome r = onBody(piece); !r) {
         reset();  // the rest of the body is unread: this connection cannot be reused
         return r.error();
       }
     } else if (out.body.size() < kMaxErrorBody) {
-      out.body.append(buf, static_cast<size_t>(std::min<size_t>(n, kMaxErrorBody - out.body.size())));
+      out.body.append(piece.substr(0, kMaxErrorBody - out.body.size()));
     }
+    BufferedPiece::consume(in, piece.size());
   }
-  if (body.bad() || aborted_) throw Poco::Net::NetException(aborted_ ? "aborted" : "connection lost mid-body");
+  if (lost || body.bad() || aborted_) throw Poco::Net::NetException(aborted_ ? "aborted" : "connection lost mid-body");
   if (!response.getKeepAlive()) reset();
   return out;
 }
