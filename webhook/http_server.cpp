@@ -416,6 +416,17 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // does), so that a connection whose headers arrive in pieces is seen.
   void readHeaderBytes() {
     const auto into = buffer_.prepare(boost::beast::read_size(buffer_, kHeaderLimit));
+    if (tls_) {
+      // Readable already (awaitRequest): what arrived is read and parsed at
+      // once, without a round through the I/O thread's queue.
+      error_code ec;
+      const size_t n = tls_->readNow(into, ec);
+      if (!ec) {
+        buffer_.commit(n);
+        return parseHeader();
+      }
+      if (ec != net::error::would_block) return onReadError(ec);
+    }
     auto done = [self = shared_from_this()](const error_code& ec, size_t n) {
       if (ec) return self->onReadError(ec);
       self->buffer_.commit(n);
@@ -575,6 +586,15 @@ class Connection : public std::enable_shared_from_this<Connection> {
   }
 
   void readBody() {
+    if (buffer_.size() > 0) {
+      // The body arrived with the headers (an AdmissionReview is one TLS
+      // record): parsed at once, with no deadline armed and cancelled for it.
+      parser_->eager(true);
+      error_code ec;
+      buffer_.consume(parser_->put(buffer_.data(), ec));
+      if (!ec && parser_->is_done()) return onRequest();
+      if (ec && ec != http::error::need_more) return onReadError(ec);
+    }
     arm(Phase::Body, server_->options->bodyTimeout);
     auto done = [self = shared_from_this()](const error_code& ec, size_t) {
       if (ec) return self->onReadError(ec);
