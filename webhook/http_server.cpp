@@ -22,6 +22,7 @@
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/read_size.hpp>
 #include <boost/beast/http.hpp>
+#include <semaphore.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -117,9 +118,17 @@ bool constantTimeEquals(std::string_view a, std::string_view b) {
 
 // A fixed pool of workers over a bounded queue of jobs. Thread-safe: any
 // thread may push; stop() once, from one thread.
+//
+// A push wakes one sleeping worker through a semaphore (one futex wake when a
+// worker sleeps, none when one is awake; a worker finds its job under a
+// mutex held only to pop it): glibc's condition variable took 3.5 futex calls
+// per request here, and every wakeup is expensive on a VM (RESULTS.md, issue
+// 16 session 13). There are as many semaphore counts as queued jobs, plus one
+// per worker once stopping.
 class WorkQueue {
  public:
-  WorkQueue(size_t capacity, Gauge& queued) : capacity_(capacity), queued_(queued) {}
+  WorkQueue(size_t capacity, Gauge& queued) : capacity_(capacity), queued_(queued) { sem_init(&ready_, 0, 0); }
+  ~WorkQueue() { sem_destroy(&ready_); }
 
   void start(int threads, const std::shared_ptr<WorkQueue>& self) {
     for (int i = 0; i < threads; ++i)
@@ -134,7 +143,7 @@ class WorkQueue {
       jobs_.push_back(std::move(job));
       queued_.add(1);
     }
-    wake_.notify_one();
+    sem_post(&ready_);
     return true;
   }
 
@@ -143,7 +152,7 @@ class WorkQueue {
   bool stop(std::chrono::steady_clock::time_point deadline) {
     std::unique_lock lock(mutex_);
     stopping_ = true;
-    wake_.notify_all();
+    for (size_t i = 0; i < threads_.size(); ++i) sem_post(&ready_);
     const bool ended = done_.wait_until(lock, deadline, [&] { return running_ == 0 && started_ == threads_.size(); });
     lock.unlock();
     for (std::thread& t : threads_) ended ? t.join() : t.detach();
@@ -153,27 +162,33 @@ class WorkQueue {
 
  private:
   void work() {
-    std::unique_lock lock(mutex_);
-    ++started_;
-    ++running_;
-    while (true) {
-      wake_.wait(lock, [&] { return stopping_ || !jobs_.empty(); });
-      if (jobs_.empty()) break;  // stopping, nothing left
-      std::function<void()> job = std::move(jobs_.front());
-      jobs_.pop_front();
-      queued_.add(-1);
-      lock.unlock();
-      job();
-      lock.lock();
+    {
+      std::lock_guard lock(mutex_);
+      ++started_;
+      ++running_;
     }
+    while (true) {
+      while (sem_wait(&ready_) != 0) {  // EINTR
+      }
+      std::function<void()> job;
+      {
+        std::lock_guard lock(mutex_);
+        if (jobs_.empty()) break;  // stopping, nothing left
+        job = std::move(jobs_.front());
+        jobs_.pop_front();
+        queued_.add(-1);
+      }
+      job();
+    }
+    std::lock_guard lock(mutex_);
     --running_;
     done_.notify_all();
   }
 
   const size_t capacity_;
   Gauge& queued_;
+  sem_t ready_;
   std::mutex mutex_;
-  std::condition_variable wake_;
   std::condition_variable done_;
   std::deque<std::function<void()>> jobs_;
   bool stopping_ = false;
@@ -288,6 +303,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     net::post(executor, [self = shared_from_this(), executor] {
       // Moved to another lane meanwhile: again, on that lane's strand.
       if (self->currentExecutor() != executor) return self->stop();
+      std::lock_guard lock(self->handoff_);
       if (self->phase_ != Phase::Queued && self->phase_ != Phase::Writing) self->close();
     });
   }
@@ -305,6 +321,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
     const uint64_t generation = ++timerGeneration_;
     timer_->async_wait([self = shared_from_this(), generation](const error_code& ec) {
       if (ec || generation != self->timerGeneration_.load()) return;
+      std::lock_guard lock(self->handoff_);
+      if (generation != self->timerGeneration_.load()) return;
       self->onDeadline();
     });
   }
@@ -354,6 +372,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
       }
       return close();
     }
+    // One read() takes a whole request's records (an AdmissionReview is one
+    // record of a few KB), not one for each record's header and another for
+    // its body.
+    tls_->readAhead();
     // Handshakes run on their own lane; requests on the fast one.
     moveTo(server_->io, [](Connection& c) { c.awaitRequest(); });
   }
@@ -369,6 +391,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     if (pending) return readHeader();
     arm(Phase::Idle, std::chrono::duration_cast<std::chrono::milliseconds>(server_->options->keepAliveTimeout));
     socket_->async_wait(tcp::socket::wait_read, [self = shared_from_this()](const error_code& ec) {
+      std::lock_guard lock(self->handoff_);
       if (ec || self->phase_ != Phase::Idle) return self->close();
       self->readHeader();
     });
@@ -390,6 +413,17 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // does), so that a connection whose headers arrive in pieces is seen.
   void readHeaderBytes() {
     const auto into = buffer_.prepare(boost::beast::read_size(buffer_, kHeaderLimit));
+    if (tls_) {
+      // Readable already (awaitRequest): what arrived is read and parsed at
+      // once, without a round through the I/O thread's queue.
+      error_code ec;
+      const size_t n = tls_->readNow(into, ec);
+      if (!ec) {
+        buffer_.commit(n);
+        return parseHeader();
+      }
+      if (ec != net::error::would_block) return onReadError(ec);
+    }
     auto done = [self = shared_from_this()](const error_code& ec, size_t n) {
       if (ec) return self->onReadError(ec);
       self->buffer_.commit(n);
@@ -549,6 +583,15 @@ class Connection : public std::enable_shared_from_this<Connection> {
   }
 
   void readBody() {
+    if (buffer_.size() > 0) {
+      // The body arrived with the headers (an AdmissionReview is one TLS
+      // record): parsed at once, with no deadline armed and cancelled for it.
+      parser_->eager(true);
+      error_code ec;
+      buffer_.consume(parser_->put(buffer_.data(), ec));
+      if (!ec && parser_->is_done()) return onRequest();
+      if (ec && ec != http::error::need_more) return onReadError(ec);
+    }
     arm(Phase::Body, server_->options->bodyTimeout);
     auto done = [self = shared_from_this()](const error_code& ec, size_t) {
       if (ec) return self->onReadError(ec);
@@ -643,8 +686,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
         shared->body = std::string();
         releaseFreeMemory();
       }
-      net::post(self->socket_->get_executor(),
-                [self, response = std::move(response)]() mutable { self->answer(std::move(response), self->ending()); });
+      self->answerOnWorker(std::move(response));
     };
     if ((large ? server_->largeWork : server_->work)->tryPush(std::move(job))) return;
     server_->shed->inc();
@@ -716,17 +758,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void answer(HttpResponse response, Ending end) {
     if (phase_ == Phase::Closed) return;
     if (server_->stopping && end == Ending::KeepAlive) end = Ending::Close;
-    response_.emplace();
-    auto& out = *response_;
-    out.version(version_ == 10 ? 10 : 11);
-    out.result(static_cast<unsigned>(response.status));
-    out.set(http::field::server, "placer");
-    out.set(http::field::content_type, response.contentType);
-    for (const auto& [k, v] : response.headers) out.set(k, v);
-    out.keep_alive(end == Ending::KeepAlive);
-    const size_t length = response.body.size();
-    if (!head_) out.body() = std::move(response.body);
-    out.content_length(length);
+    response_.emplace(message(std::move(response), end));
     arm(Phase::Writing, std::chrono::duration_cast<std::chrono::milliseconds>(server_->options->idleTimeout));
     auto done = [self = shared_from_this(), end](const error_code& ec, size_t) {
       self->response_.reset();
@@ -740,6 +772,111 @@ class Connection : public std::enable_shared_from_this<Connection> {
       http::async_write(*tls_, *response_, std::move(done));
     else
       http::async_write(*socket_, *response_, std::move(done));
+  }
+
+  http::response<http::string_body> message(HttpResponse response, Ending end) const {
+    http::response<http::string_body> out;
+    out.version(version_ == 10 ? 10 : 11);
+    out.result(static_cast<unsigned>(response.status));
+    out.set(http::field::server, "placer");
+    out.set(http::field::content_type, response.contentType);
+    for (const auto& [k, v] : response.headers) out.set(k, v);
+    out.keep_alive(end == Ending::KeepAlive);
+    const size_t length = response.body.size();
+    if (!head_) out.body() = std::move(response.body);
+    out.content_length(length);
+    return out;
+  }
+
+  // On the worker that ran the handler, which owns the connection from the
+  // push until it hands it back (RESULTS.md, issue 16 session 13: each hand-off
+  // between threads costs a wakeup, tens of µs of CPU on a VM). The answer is
+  // written at once, without waiting: a small one fits the socket's buffer.
+  // Then, under handoff_, the wait for the next request is armed here, as
+  // awaitRequest() does on the strand; its completion and the connection's
+  // deadline and stop() take handoff_ too, so they run after this. Anything
+  // else (an answer the socket did not take whole, an error, bytes of a next
+  // request already here) goes back to the strand as before.
+  void answerOnWorker(HttpResponse response) {
+    const Ending end = ending();
+    auto out = message(std::move(response), end);
+    answerBytes_ = serialized(out);
+    error_code ec;
+    const size_t written = writeNow(net::buffer(answerBytes_), ec);
+    std::unique_lock lock(handoff_);
+    if (ec) return close();
+    if (written < answerBytes_.size()) {
+      lock.unlock();
+      net::post(executor_, [self = shared_from_this(), written, end] {
+        std::lock_guard strandLock(self->handoff_);
+        self->writeRest(written, end);
+      });
+      return;
+    }
+    std::string().swap(answerBytes_);
+    head_ = false;
+    if (end != Ending::KeepAlive) return close();
+    if (server_->stopping) return close();
+    parser_.reset();
+    if (buffer_.size() > 0 || (tls_ && tls_->pending())) {
+      lock.unlock();
+      net::post(executor_, [self = shared_from_this()] {
+        std::lock_guard strandLock(self->handoff_);
+        self->awaitRequest();
+      });
+      return;
+    }
+    awaitRequest();
+  }
+
+  // On the strand: the part of the answer the worker could not write at once.
+  void writeRest(size_t written, Ending end) {
+    if (phase_ == Phase::Closed) return;
+    arm(Phase::Writing, std::chrono::duration_cast<std::chrono::milliseconds>(server_->options->idleTimeout));
+    writeRaw(net::buffer(answerBytes_) + written, [self = shared_from_this(), end](const error_code& ec, size_t) {
+      std::string().swap(self->answerBytes_);
+      self->head_ = false;
+      if (ec || self->timedOut_ || end != Ending::KeepAlive) return self->close();
+      self->awaitRequest();
+    });
+  }
+
+  static std::string serialized(http::response<http::string_body>& message) {
+    std::string bytes;
+    bytes.reserve(message.body().size() + 256);
+    http::serializer<false, http::string_body> serializer(message);
+    error_code ec;
+    do {
+      serializer.next(ec, [&](error_code&, const auto& buffers) {
+        size_t n = 0;
+        for (auto it = net::buffer_sequence_begin(buffers); it != net::buffer_sequence_end(buffers); ++it) {
+          bytes.append(static_cast<const char*>((*it).data()), (*it).size());
+          n += (*it).size();
+        }
+        serializer.consume(n);
+      });
+    } while (!ec && !serializer.is_done());
+    return bytes;
+  }
+
+  // Writes what the socket takes now, without waiting.
+  size_t writeNow(net::const_buffer bytes, error_code& ec) {
+    if (tls_) return tls_->writeNow(bytes, ec);
+    ec = {};
+    size_t written = 0;
+    while (written < bytes.size()) {
+      const ssize_t n = ::send(socket_->native_handle(), static_cast<const char*>(bytes.data()) + written,
+                               bytes.size() - written, MSG_DONTWAIT | MSG_NOSIGNAL);
+      if (n > 0) {
+        written += static_cast<size_t>(n);
+        continue;
+      }
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
+      ec = n < 0 ? error_code(errno, boost::system::system_category()) : net::error::eof;
+      break;
+    }
+    return written;
   }
 
   // Reads and drops what the client still sends, for a bounded time and
@@ -786,6 +923,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::optional<http::request_parser<http::string_body>> parser_;
   std::optional<http::response<http::string_body>> response_;
   std::unique_ptr<std::array<char, 16384>> drainBuffer_;
+  // Held by a worker while it hands the connection back (answerOnWorker),
+  // and by the strand's handlers that may run meanwhile: a stop, a deadline,
+  // the next request's arrival. Never held while waiting for anything else.
+  std::mutex handoff_;
+  std::string answerBytes_;  // an answer written by its worker, kept while the strand finishes it
   size_t drained_ = 0;
   Phase phase_ = Phase::Handshake;
   // Atomic: a deadline queued on the strand the connection left reads it.

@@ -99,6 +99,34 @@ class TlsSocket {
     return 0;
   }
 
+  // Writes what the socket takes now, without waiting: the bytes written,
+  // fewer than asked when the socket's buffer is full (then the rest is
+  // written with async_write_some from the first byte not written, which
+  // repeats the record OpenSSL could not send, as it requires).
+  size_t writeNow(boost::asio::const_buffer buffer, boost::system::error_code& ec) {
+    ec = {};
+    if (ssl_ == nullptr) {
+      ec = boost::asio::error::no_memory;
+      return 0;
+    }
+    size_t written = 0;
+    while (written < buffer.size()) {
+      ERR_clear_error();
+      // At most one record per call, so that a retry by async_write_some
+      // (which may pass more) covers the record left pending.
+      const int n = SSL_write(ssl_, static_cast<const char*>(buffer.data()) + written,
+                              clampInt(std::min<size_t>(buffer.size() - written, kRecord)));
+      if (n > 0) {
+        written += static_cast<size_t>(n);
+        continue;
+      }
+      const int error = SSL_get_error(ssl_, n);
+      if (error != SSL_ERROR_WANT_READ && error != SSL_ERROR_WANT_WRITE) ec = failure(error, n);
+      break;
+    }
+    return written;
+  }
+
   template <class Buffers, class Handler>  // void(boost::system::error_code, size_t)
   void async_write_some(const Buffers& buffers, Handler&& handler) {
     boost::asio::const_buffer buffer = first(buffers);
@@ -173,6 +201,7 @@ class TlsSocket {
   }
 
   static constexpr size_t kGather = 16 * 1024;
+  static constexpr size_t kRecord = 16 * 1024;  // TLS's largest record payload
   boost::asio::ip::tcp::socket* socket_;
   SSL* ssl_;
   std::string gathered_;
