@@ -789,9 +789,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
   }
 
   // On the worker that ran the handler, which owns the connection from the
-  // push until it hands it back (RESULTS.md, issue 16 session 13: each hand-off
-  // between threads costs a wakeup, tens of µs of CPU on a VM). The answer is
-  // written at once, without waiting: a small one fits the socket's buffer.
+  // push until it hands it back (RESULTS.md, issue 16 session 13: each
+  // hand-off between threads costs a wakeup, ~10 µs of CPU on each side on
+  // this VM). The answer is written at once, without waiting: a small one
+  // fits the socket's buffer.
   // Then, under handoff_, the wait for the next request is armed here, as
   // awaitRequest() does on the strand; its completion and the connection's
   // deadline and stop() take handoff_ too, so they run after this. Anything
