@@ -1,13 +1,14 @@
 #pragma once
 #include <string>
 // The process's allocator. The `placer` executable and the loadgens that host
-// its servers link jemalloc (see webhook/CMakeLists.txt and jemalloc_conf.cpp):
-// an initial sync builds a view of ~240 MB out of millions of small blocks, and
-// on this kind of machine every 4 KB page faulted in costs tens of
-// microseconds; jemalloc backs its memory with transparent huge pages
-// (thp:always), glibc's malloc cannot for its threads' arenas. Tests, the
-// engine's benchmarks and sanitizer builds keep glibc's malloc; the code below
-// works with either.
+// its servers link jemalloc, with its defaults (webhook/CMakeLists.txt): an
+// initial sync builds a view of ~240 MB out of millions of small blocks from
+// several decode threads, and glibc's per-thread arenas made that ~10-15%
+// more CPU and more memory. Transparent huge pages (jemalloc's thp:always)
+// were tried and taken back: with them the admissions' p99 at 400/s was
+// 7-11.5 ms instead of 2.2-3.3 ms, for no measurable gain in the sync
+// (RESULTS.md, issue 15, session 13). Tests, the engine's benchmarks and
+// sanitizer builds keep glibc's malloc; the code below works with either.
 //
 // Thread-safety: callable from any thread.
 
