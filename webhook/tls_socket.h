@@ -83,20 +83,9 @@ class TlsSocket {
   // One read that does not wait: the bytes read, or would_block when no
   // whole record has arrived.
   size_t readNow(boost::asio::mutable_buffer buffer, boost::system::error_code& ec) {
-    ec = {};
-    if (ssl_ == nullptr) {
-      ec = boost::asio::error::no_memory;
-      return 0;
-    }
-    ERR_clear_error();
-    const int n = SSL_read(ssl_, buffer.data(), clampInt(buffer.size()));
-    if (n > 0) return static_cast<size_t>(n);
-    const int error = SSL_get_error(ssl_, n);
-    if (error == SSL_ERROR_WANT_READ || error == SSL_ERROR_WANT_WRITE)
-      ec = boost::asio::error::would_block;
-    else
-      ec = failure(error, n);
-    return 0;
+    const Attempt a = attempt([&] { return SSL_read(ssl_, buffer.data(), clampInt(buffer.size())); });
+    ec = a.want != 0 ? boost::system::error_code(boost::asio::error::would_block) : a.ec;
+    return a.n;
   }
 
   // Writes what the socket takes now, without waiting: the bytes written,
@@ -105,24 +94,19 @@ class TlsSocket {
   // repeats the record OpenSSL could not send, as it requires).
   size_t writeNow(boost::asio::const_buffer buffer, boost::system::error_code& ec) {
     ec = {};
-    if (ssl_ == nullptr) {
-      ec = boost::asio::error::no_memory;
-      return 0;
-    }
     size_t written = 0;
     while (written < buffer.size()) {
-      ERR_clear_error();
       // At most one record per call, so that a retry by async_write_some
       // (which may pass more) covers the record left pending.
-      const int n = SSL_write(ssl_, static_cast<const char*>(buffer.data()) + written,
-                              clampInt(std::min<size_t>(buffer.size() - written, kRecord)));
-      if (n > 0) {
-        written += static_cast<size_t>(n);
-        continue;
+      const Attempt a = attempt([&] {
+        return SSL_write(ssl_, static_cast<const char*>(buffer.data()) + written,
+                         clampInt(std::min<size_t>(buffer.size() - written, kRecord)));
+      });
+      written += a.n;
+      if (a.n == 0) {
+        ec = a.ec;  // none when the socket's buffer is full
+        break;
       }
-      const int error = SSL_get_error(ssl_, n);
-      if (error != SSL_ERROR_WANT_READ && error != SSL_ERROR_WANT_WRITE) ec = failure(error, n);
-      break;
     }
     return written;
   }
@@ -166,25 +150,36 @@ class TlsSocket {
                       [handler = std::forward<Handler>(handler), ec, n]() mutable { handler(ec, n); });
   }
 
-  template <class Operation, class Handler>
-  void step(Operation operation, Handler&& handler) {
-    if (ssl_ == nullptr) return complete(std::forward<Handler>(handler), boost::asio::error::no_memory, 0);
+  // One try of an OpenSSL call: the bytes it moved; or none, and the
+  // readiness it waits for (SSL_ERROR_WANT_READ or _WRITE); or none, and why
+  // it failed.
+  struct Attempt {
+    size_t n = 0;
+    int want = 0;
+    boost::system::error_code ec;
+  };
+  template <class Operation>
+  Attempt attempt(Operation&& operation) {
+    if (ssl_ == nullptr) return {0, 0, boost::asio::error::no_memory};
     ERR_clear_error();
     const int n = operation();
-    if (n > 0)
-      return complete(std::forward<Handler>(handler), boost::system::error_code(), static_cast<size_t>(n));
+    if (n > 0) return {static_cast<size_t>(n), 0, {}};
     const int error = SSL_get_error(ssl_, n);
-    if (error == SSL_ERROR_WANT_READ || error == SSL_ERROR_WANT_WRITE) {
-      socket_->async_wait(error == SSL_ERROR_WANT_READ ? boost::asio::ip::tcp::socket::wait_read
-                                                       : boost::asio::ip::tcp::socket::wait_write,
-                          [this, operation, handler = std::forward<Handler>(handler)](
-                              const boost::system::error_code& ec) mutable {
-                            if (ec) return complete(std::move(handler), ec, 0);
-                            step(operation, std::move(handler));
-                          });
-      return;
-    }
-    complete(std::forward<Handler>(handler), failure(error, n), 0);
+    if (error == SSL_ERROR_WANT_READ || error == SSL_ERROR_WANT_WRITE) return {0, error, {}};
+    return {0, 0, failure(error, n)};
+  }
+
+  template <class Operation, class Handler>
+  void step(Operation operation, Handler&& handler) {
+    const Attempt a = attempt(operation);
+    if (a.want == 0) return complete(std::forward<Handler>(handler), a.ec, a.n);
+    socket_->async_wait(a.want == SSL_ERROR_WANT_READ ? boost::asio::ip::tcp::socket::wait_read
+                                                      : boost::asio::ip::tcp::socket::wait_write,
+                        [this, operation, handler = std::forward<Handler>(handler)](
+                            const boost::system::error_code& ec) mutable {
+                          if (ec) return complete(std::move(handler), ec, 0);
+                          step(operation, std::move(handler));
+                        });
   }
 
   // eof for a clean close_notify or a peer gone mid-record; the OpenSSL
