@@ -78,6 +78,23 @@ class HttpServerTest : public ::testing::Test {
     return true;
   }
 
+  // Runs `body` twice, over TLS and over plain HTTP, each time against a
+  // fresh server that writes to a metrics registry of its own; the server is
+  // stopped before its registry goes, however the case ends.
+  void onTlsAndPlain(const std::function<void(MetricsRegistry&)>& body) {
+    for (const bool tls : {true, false}) {
+      SCOPED_TRACE(tls ? "tls" : "plain");
+      MetricsRegistry metrics;
+      struct StopServerFirst {
+        std::unique_ptr<HttpServer>& server;
+        ~StopServerFirst() { server.reset(); }
+      } stopFirst{server_};
+      start(tls, "", [&](ListenerOptions& o) { o.metrics = &metrics; });
+      body(metrics);
+      if (HasFatalFailure()) return;
+    }
+  }
+
   void releaseSlow() {
     {
       std::lock_guard lock(mutex_);
@@ -352,28 +369,13 @@ TEST_F(HttpServerTest, SlowlorisConnectionsDelayNobodyAndAreClosedAtTheirDeadlin
   for (int fd : silent) ::close(fd);
 }
 
-// Stops a case's server before the metrics registry it writes to goes,
-// however the case ends.
-struct StopServerFirst {
-  std::unique_ptr<HttpServer>& server;
-  ~StopServerFirst() { server.reset(); }
-};
-
 // A connection whose headers arrive in pieces moves to the listener's slow
 // lane (its own thread, at a lower CPU priority; placer_http_slow_connections
 // counts them): it is still answered, in full and with keep-alive, a request
 // whose headers arrive whole is not moved, and stop() closes the connections
 // on either lane.
 TEST_F(HttpServerTest, AConnectionWhoseHeadersArriveInPiecesMovesToTheSlowLaneAndIsStillAnswered) {
-  struct Case {
-    const char* name;
-    bool tls;
-  };
-  for (const Case& c : {Case{"tls", true}, Case{"plain", false}}) {
-    SCOPED_TRACE(c.name);
-    MetricsRegistry metrics;
-    StopServerFirst stopFirst{server_};
-    start(c.tls, "", [&](ListenerOptions& o) { o.metrics = &metrics; });
+  onTlsAndPlain([&](MetricsRegistry& metrics) {
     auto slowConnections = [&] {
       return metrics.gauge("placer_http_slow_connections", "", {{"listener", "test"}}).value();
     };
@@ -414,7 +416,7 @@ TEST_F(HttpServerTest, AConnectionWhoseHeadersArriveInPiecesMovesToTheSlowLaneAn
     EXPECT_TRUE(server_->stop(std::chrono::seconds(10)));
     EXPECT_EQ(server_->stats().openConnections, 0);
     EXPECT_EQ(slowConnections(), 0);
-  }
+  });
 }
 
 // On the slow lane a connection's headers are read at most every 250 ms,
@@ -422,15 +424,7 @@ TEST_F(HttpServerTest, AConnectionWhoseHeadersArriveInPiecesMovesToTheSlowLaneAn
 // sending a byte every few milliseconds cost the server a wakeup per 250 ms,
 // not one per byte, and their requests are still answered in full.
 TEST_F(HttpServerTest, ASlowLaneConnectionsBytesAreReadInBatchesAndItIsStillAnswered) {
-  struct Case {
-    const char* name;
-    bool tls;
-  };
-  for (const Case& c : {Case{"tls", true}, Case{"plain", false}}) {
-    SCOPED_TRACE(c.name);
-    MetricsRegistry metrics;
-    StopServerFirst stopFirst{server_};
-    start(c.tls, "", [&](ListenerOptions& o) { o.metrics = &metrics; });
+  onTlsAndPlain([&](MetricsRegistry& metrics) {
     auto slowReads = [&] {
       return metrics.counter("placer_http_slow_reads_total", "", {{"listener", "test"}}).value();
     };
@@ -467,7 +461,7 @@ TEST_F(HttpServerTest, ASlowLaneConnectionsBytesAreReadInBatchesAndItIsStillAnsw
     EXPECT_LE(slowReads(), bound) << "in " << elapsedMs << " ms";
     EXPECT_LT(bound, kClients * static_cast<double>(head.size()) / 4) << "the case must tell batches from bytes";
     EXPECT_GE(slowReads(), kClients);
-  }
+  });
 }
 
 TEST_F(HttpServerTest, SixtyFourConcurrentKeepAliveClientsAreAllAnswered) {
