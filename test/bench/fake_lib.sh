@@ -28,13 +28,11 @@ start_fake() {
 }
 
 # start_placer BINARY PORT: `placer serve` on the fake's kubeconfig and
-# certificates, once its /readyz answers 200 (its lists are applied).
+# certificates, once its /readyz answers 200 (its lists are applied), polled
+# by one process over one connection (wait_ready.py says why).
 start_placer() {
   "$1" serve --kubeconfig "$DIR/kubeconfig" --listen "127.0.0.1:$2" \
     --tls-cert-file "$DIR/tls.crt" --tls-key-file "$DIR/tls.key" 2>"$DIR/placer.err" &
   PLACER_PID=$!
-  until [ "$(curl -s -o /dev/null -w '%{http_code}' --cacert "$DIR/ca.crt" "https://127.0.0.1:$2/readyz")" = 200 ]; do
-    kill -0 "$PLACER_PID" 2>/dev/null || { tail -5 "$DIR/placer.err"; exit 1; }
-    sleep 0.05
-  done
+  python3 "$(dirname "${BASH_SOURCE[0]}")/wait_ready.py" "$2" "$DIR/ca.crt" "$PLACER_PID" || { tail -5 "$DIR/placer.err"; exit 1; }
 }
