@@ -81,7 +81,7 @@ std::string formatMicroTime(std::chrono::system_clock::time_point t) {
   std::time_t seconds = std::time_t(us / 1'000'000);
   std::tm tm{};
   gmtime_r(&seconds, &tm);
-  char buf[40];
+  char buf[64];  // room for any int the format could print
   std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%06dZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
                 tm.tm_hour, tm.tm_min, tm.tm_sec, int(us % 1'000'000));
   return buf;

@@ -31,16 +31,16 @@ Node makeNode(const std::string& name, std::vector<std::vector<std::string>> ima
 }
 
 struct PodSpec {
-  std::string name;
-  std::string node;
+  std::string name = "";
+  std::string node = "";
   int64_t milliCpu = 100;  // < 0: no request
   int64_t memory = 128 * kMi;
-  std::vector<int32_t> hostPorts;
+  std::vector<int32_t> hostPorts = {};
   std::string uid = "";  // defaults to "uid-<name>"; "-" for none
   std::string phase = "Running";
   bool terminating = false;
-  std::string reservation;
-  Labels labels;
+  std::string reservation = "";
+  Labels labels = {};
 };
 
 Pod makePod(const PodSpec& s) {
@@ -520,7 +520,9 @@ TEST(ClusterView, NodesFoundByNameThroughRemovalsAndReAdds) {
   for (size_t i = 0; i < names.size(); ++i) {
     const NodeInfo* one = view.findNode(names[i]);
     EXPECT_EQ(found[i], one) << names[i];
-    if (one != nullptr) EXPECT_EQ(one->name(), names[i]);
+    if (one != nullptr) {
+      EXPECT_EQ(one->name(), names[i]);
+    }
     int n = -1;
     if (names[i].size() > 5) n = std::stoi(names[i].substr(5));
     const bool present = n >= 0 && n < 300 && (n % 4 != 0 || n % 20 == 0);

@@ -294,8 +294,12 @@ TEST(ListScanTest, ItemsGatheredInTheCallersBufferWhereverThePiecesBreak) {
     EXPECT_EQ(got, items);
     EXPECT_EQ(buffer, all);
     EXPECT_EQ(metadata, std::vector<std::string>{R"({"resourceVersion":"9","continue":"c"})"});
-    if (step < 4096) EXPECT_GT(inPlace, 0u) << "some items span pieces at this step";
-    if (step == body.size()) EXPECT_EQ(inPlace, 0u) << "one piece: every item is a view of it";
+    if (step < 4096) {
+      EXPECT_GT(inPlace, 0u) << "some items span pieces at this step";
+    }
+    if (step == body.size()) {
+      EXPECT_EQ(inPlace, 0u) << "one piece: every item is a view of it";
+    }
   }
 }
 

@@ -27,7 +27,7 @@ inline void setLabel(Labels& labels, std::string key, std::string value) {
 }
 
 inline SelectorRequirement req(std::string key, SelectorOperator op, std::vector<std::string> values = {}) {
-  return SelectorRequirement{std::move(key), op, std::move(values)};
+  return SelectorRequirement{std::move(key), op, std::move(values), {}};
 }
 
 inline NodeSelectorTerm matchExpressions(std::vector<SelectorRequirement> exprs) {
