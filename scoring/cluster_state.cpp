@@ -328,8 +328,8 @@ ResyncKind resyncKindOf(WorkloadKind kind) {
 void MutableClusterView::indexImages(NodeInfo& info) {
   // One entry per name; a name listed twice keeps the last size, as upstream's map does.
   std::vector<std::pair<std::string_view, int64_t>> names;
-  for (const NodeImage& image : info.node.images)
-    for (const std::string& name : image.names) names.emplace_back(name, image.sizeBytes);
+  names.reserve(info.node.images.nameCount());
+  info.node.images.forEachName([&](std::string_view name, int64_t size) { names.emplace_back(name, size); });
   std::stable_sort(names.begin(), names.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   info.imageSizes.clear();
   for (size_t i = 0; i < names.size(); ++i) {
@@ -359,12 +359,7 @@ void MutableClusterView::unindexImages(NodeInfo& info) {
 
 namespace {
 // Same names and sizes: a status update that left the images alone (the usual heartbeat).
-bool sameImages(const std::vector<NodeImage>& a, const std::vector<NodeImage>& b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i)
-    if (a[i].sizeBytes != b[i].sizeBytes || a[i].names != b[i].names) return false;
-  return true;
-}
+bool sameImages(const NodeImages& a, const NodeImages& b) { return a == b; }
 }  // namespace
 
 void MutableClusterView::indexTaints(NodeInfo& info) {

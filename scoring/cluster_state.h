@@ -379,7 +379,7 @@ class ClusterView {
   uint32_t nameRank(const NodeInfo& node) const {
     return nodeIndex_.rank(static_cast<uint32_t>(&node - nodes_.data()));
   }
-  // How many nodes hold an image (normalised name, as in NodeImage::names); 0 when none.
+  // How many nodes hold an image (normalised name, as in NodeImages); 0 when none.
   int32_t imageNodeCount(std::string_view normalizedImage) const;
   // The id of an image name some node holds (for NodeInfo::imageSize), or StringTable::kNone.
   uint32_t imageId(std::string_view normalizedImage) const { return images_.find(normalizedImage); }

@@ -58,6 +58,41 @@ void normalizeImageName(std::string& name) {
   if (!hasTag(name)) name += ":latest";
 }
 
+void NodeImages::reserve(size_t images, size_t names, size_t textBytes) {
+  entries_.reserve(images);
+  nameEnds_.reserve(names);
+  text_.reserve(textBytes);
+}
+
+void NodeImages::openImage() {
+  entries_.push_back(Entry{static_cast<uint32_t>(nameEnds_.size()), 0, 0});
+}
+
+void NodeImages::addName(std::string_view name) {
+  text_.append(name);
+  if (!hasTag(name)) text_.append(":latest");
+  nameEnds_.push_back(static_cast<uint32_t>(text_.size()));
+  ++entries_.back().nameCount;
+}
+
+void NodeImages::add(std::initializer_list<std::string_view> names, int64_t sizeBytes) {
+  openImage();
+  for (std::string_view name : names) addName(name);
+  setSize(sizeBytes);
+}
+
+void NodeImages::add(const std::vector<std::string>& names, int64_t sizeBytes) {
+  openImage();
+  for (const std::string& name : names) addName(name);
+  setSize(sizeBytes);
+}
+
+void NodeImages::clear() {
+  text_.clear();
+  nameEnds_.clear();
+  entries_.clear();
+}
+
 namespace {
 
 using model_decode::JsonKind;

@@ -260,9 +260,9 @@ Candidates resolveCandidates(ExtenderArgs& args, const ClusterView& view) {
       // Image sizes by the view's image ids, from the request's images. A node
       // the view does not know keeps none, so ImageLocality reads its images
       // directly instead of another node's precomputed sum at its id.
-      for (const NodeImage& image : node.images)
-        for (const std::string& name : image.names)
-          if (uint32_t id = view.imageId(name); id != StringTable::kNone) info.imageSizes.emplace_back(id, image.sizeBytes);
+      node.images.forEachName([&](std::string_view name, int64_t size) {
+        if (uint32_t id = view.imageId(name); id != StringTable::kNone) info.imageSizes.emplace_back(id, size);
+      });
       std::sort(info.imageSizes.begin(), info.imageSizes.end());
       info.imageSizes.erase(std::unique(info.imageSizes.begin(), info.imageSizes.end(),
                                         [](const auto& a, const auto& b) { return a.first == b.first; }),

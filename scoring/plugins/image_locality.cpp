@@ -36,10 +36,11 @@ struct PodImages final : StateData {
 };
 
 int64_t sizeOnNode(const Node& node, std::string_view image) {
-  for (const NodeImage& held : node.images)
-    for (const std::string& name : held.names)
-      if (name == image) return held.sizeBytes;
-  return -1;
+  int64_t size = -1;
+  node.images.forEachName([&](std::string_view name, int64_t bytes) {
+    if (size < 0 && name == image) size = bytes;
+  });
+  return size;
 }
 
 class ImageLocality final : public PreScorePlugin, public ScorePlugin {

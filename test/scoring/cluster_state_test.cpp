@@ -26,7 +26,7 @@ Node makeNode(const std::string& name, std::vector<std::vector<std::string>> ima
   node.allocatable.milliCpu = 4000;
   node.allocatable.memory = 8192 * kMi;
   node.allocatable.pods = 110;
-  for (auto& names : images) node.images.push_back(NodeImage{names, 100 * kMi});
+  for (auto& names : images) node.images.add(names, 100 * kMi);
   return node;
 }
 

@@ -141,7 +141,7 @@ TEST(DecisionCache, DecisionsAreThoseOfTheEngineWithoutItWhileTheViewChanges) {
           case 4: node.unschedulable = !node.unschedulable; break;
           case 5: setLabel("example.com/tier", "gold"); break;
           default:  // a pending pod's image pulled there: every node's image spread changes
-            node.images.push_back({{pods[pick(pods.size())].containers.front().image}, 300'000'000});
+            node.images.add({pods[pick(pods.size())].containers.front().image}, 300'000'000);
             break;
         }
         view.upsertNode(std::move(node));

@@ -149,10 +149,10 @@ TEST(DecodeNode, ReadsEveryFieldOfAServedNode) {
                                                           {"hugepages-2Mi", 0},
                                                           {"nvidia.com/gpu", 1}}));
   ASSERT_EQ(node.images.size(), 3u);
-  EXPECT_EQ(node.images[0].sizeBytes, 187654321);
-  EXPECT_EQ(node.images[0].names[1], "registry.example.com/shop/web:1.42.0");
-  EXPECT_EQ(node.images[1].names[1], "busybox:latest");
-  EXPECT_EQ(node.images[2].names[0], "localhost:5000/tools:latest");
+  EXPECT_EQ(node.images[0].sizeBytes(), 187654321);
+  EXPECT_EQ(node.images[0].name(1), "registry.example.com/shop/web:1.42.0");
+  EXPECT_EQ(node.images[1].name(1), "busybox:latest");
+  EXPECT_EQ(node.images[2].name(0), "localhost:5000/tools:latest");
 }
 
 // ---- defaults the API server would apply or the scheduler assumes ----
@@ -217,6 +217,61 @@ TEST(NormalizedImageName, AddsLatestOnlyWithoutTagOrDigest) {
   EXPECT_EQ(normalizedImageName(":"), ":");
   EXPECT_EQ(normalizedImageName("a:/"), "a:/:latest");
   EXPECT_EQ(normalizedImageName("host:5000/a"), "host:5000/a:latest");
+}
+
+// A node's images keep each image's names together, in order, with its size;
+// two lists are equal only with the same names in the same images.
+TEST(NodeImages, KeepEachImagesNamesAndSize) {
+  const std::string text = R"({"metadata":{"name":"n"},"status":{"images":[
+      {"names":["registry.example.com/app@sha256:abc","registry.example.com/app:v1"],"sizeBytes":500},
+      {"names":["busybox"],"sizeBytes":7},
+      {"names":null,"sizeBytes":1},
+      {"sizeBytes":2},
+      {"names":["registry:5000/tools","a:/"]}]}})";
+  JsonParser parser;
+  auto parsed = parser.parse(text);
+  ASSERT_TRUE(parsed) << parsed.error().message;
+  auto decoded = decodeNode(*parsed);
+  ASSERT_TRUE(decoded.ok()) << decoded.error().message;
+  auto fromDocument = decodeNode(json::parse(text));
+  ASSERT_TRUE(fromDocument.ok()) << fromDocument.error().message;
+  EXPECT_EQ(*fromDocument, *decoded);
+  const NodeImages& images = decoded->images;
+  ASSERT_EQ(images.size(), 5u);
+  EXPECT_EQ(images.nameCount(), 5u);
+  EXPECT_EQ(images[0].sizeBytes(), 500);
+  ASSERT_EQ(images[0].nameCount(), 2u);
+  EXPECT_EQ(images[0].name(0), "registry.example.com/app@sha256:abc");
+  EXPECT_EQ(images[0].name(1), "registry.example.com/app:v1");
+  EXPECT_EQ(images[1].name(0), "busybox:latest");
+  EXPECT_EQ(images[2].nameCount(), 0u);
+  EXPECT_EQ(images[2].sizeBytes(), 1);
+  EXPECT_EQ(images[3].nameCount(), 0u);
+  EXPECT_EQ(images[4].sizeBytes(), 0);
+  EXPECT_EQ(images[4].name(0), "registry:5000/tools:latest");
+  EXPECT_EQ(images[4].name(1), "a:/:latest");
+  std::vector<std::pair<std::string, int64_t>> all;
+  images.forEachName([&](std::string_view name, int64_t size) { all.emplace_back(name, size); });
+  EXPECT_EQ(all, (std::vector<std::pair<std::string, int64_t>>{{"registry.example.com/app@sha256:abc", 500},
+                                                               {"registry.example.com/app:v1", 500},
+                                                               {"busybox:latest", 7},
+                                                               {"registry:5000/tools:latest", 0},
+                                                               {"a:/:latest", 0}}));
+
+  NodeImages one, other;
+  one.add({"ab"}, 1);
+  other.add({"a", "b"}, 1);
+  EXPECT_NE(one, other) << "one name \"ab\" is not the names \"a\" and \"b\"";
+  one.clear();
+  one.add({"a"}, 1);
+  one.add({"b"}, 1);
+  EXPECT_NE(one, other) << "two images of a name each are not one image of two names";
+  one.clear();
+  one.add({"a", "b"}, 2);
+  EXPECT_NE(one, other) << "sizes differ";
+  one.clear();
+  one.add({"a", "b:latest"}, 1);
+  EXPECT_EQ(one, other) << "names compare as normalised";
 }
 
 // ---- malformed objects: each error names the field ----

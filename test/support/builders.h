@@ -158,7 +158,7 @@ class NodeBuilder {
   NodeBuilder& unschedulable(bool u = true) { node_.unschedulable = u; return *this; }
   // Image names as the kubelet reports them (already tagged).
   NodeBuilder& image(std::vector<std::string> names, int64_t sizeBytes) {
-    node_.images.push_back(NodeImage{std::move(names), sizeBytes});
+    node_.images.add(names, sizeBytes);
     return *this;
   }
   NodeBuilder& allocatable(int64_t milliCpu, int64_t memory, int64_t pods = 110) {

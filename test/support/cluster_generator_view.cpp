@@ -140,8 +140,7 @@ Node generateNodeObject(const GeneratorParams& params, int nodeIndex) {
   if (s.gpus > 0) node.allocatable.setScalar("nvidia.com/gpu", s.gpus);
   for (int i : s.images) {
     const ImageSpec& img = imageCatalog()[i];
-    node.images.push_back(NodeImage{{img.repository + "@sha256:" + img.digest, img.repository + ":" + img.tag},
-                                    img.sizeBytes});
+    node.images.add({img.repository + "@sha256:" + img.digest, img.repository + ":" + img.tag}, img.sizeBytes);
   }
   return node;
 }
