@@ -1,5 +1,8 @@
 #include "scoring/cluster_state.h"
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
 #include <bit>
@@ -567,6 +570,43 @@ void MutableClusterView::forgetPod(uint32_t slot) {
   freePodSlots_.push_back(slot);
 }
 
+namespace {
+
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23  // Linux 5.14
+#endif
+
+// Makes the whole pages inside [data, data + bytes) resident ahead of their
+// first write: one madvise(MADV_POPULATE_WRITE) instead of a page fault per
+// page, which costs several microseconds in a VM (apply_bench's
+// BM_FirstTouch). Fails harmlessly (EINVAL) on a kernel without it: the
+// pages are then faulted in on use, as before. Contents are not changed.
+void prefault(const void* data, size_t bytes) {
+  static const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  const uintptr_t begin = (reinterpret_cast<uintptr_t>(data) + page - 1) & ~(page - 1);
+  const uintptr_t end = (reinterpret_cast<uintptr_t>(data) + bytes) & ~(page - 1);
+  if (end > begin) (void)madvise(reinterpret_cast<void*>(begin), end - begin, MADV_POPULATE_WRITE);
+}
+
+// The pod table fills from empty during an initial sync (150,000 records of
+// ~250 bytes): its fresh pages are populated a block of records at a time,
+// just before the first record of the block is written.
+constexpr size_t kPrefaultRecords = 1024;
+
+// Grown four-fold, not two: each growth moves every record into fresh pages.
+// Capacity not yet used is address space only (its pages are not touched
+// until a block of it is about to be filled), not memory. The pages the
+// records move into are populated first, in one call.
+void growPodTable(std::vector<PodRecord>& table) {
+  std::vector<PodRecord> grown;
+  grown.reserve(std::max<size_t>(kPrefaultRecords, table.capacity() * 4));
+  prefault(grown.data(), table.size() * sizeof(PodRecord));
+  for (PodRecord& record : table) grown.push_back(std::move(record));
+  table = std::move(grown);
+}
+
+}  // namespace
+
 std::string bindReservationId(std::string_view podUid) {
   std::string id = "bind:";
   id.append(podUid);
@@ -680,10 +720,9 @@ void MutableClusterView::upsertPod(const Pod& pod) {
     podIndex_.fill(at, hash, slot);
   } else {
     slot = static_cast<uint32_t>(podTable_.size());
-    // Grown four-fold, not two: an initial sync fills it from empty, and each
-    // growth moves every record into fresh pages. Capacity not yet used is
-    // address space only (its pages are never touched), not memory.
-    if (podTable_.size() == podTable_.capacity()) podTable_.reserve(std::max<size_t>(1024, podTable_.capacity() * 4));
+    if (podTable_.size() == podTable_.capacity()) growPodTable(podTable_);
+    if (slot % kPrefaultRecords == 0)
+      prefault(podTable_.data() + slot, std::min(kPrefaultRecords, podTable_.capacity() - slot) * sizeof(PodRecord));
     podTable_.emplace_back();
     podIndex_.fill(at, hash, slot);
   }

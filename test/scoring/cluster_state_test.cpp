@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <atomic>
 #include <functional>
+#include <map>
+#include <random>
 #include <string>
 #include <thread>
 #include <vector>
@@ -445,6 +447,126 @@ TEST(ClusterView, PodsOfANodeAreReachableWithTheirLabels) {
   EXPECT_EQ(view.findNode("n2")->podSlots.size(), 2u);
   EXPECT_EQ(view.podLabel(*view.findPod("uid-a"), "app"), "api");
   EXPECT_EQ(view.podLabel(*view.findPod("uid-a"), "tier"), std::nullopt);
+}
+
+// The topology plugins' label index (podsWithLabel, podLabel, stringId) as
+// pods come, change labels, move between nodes, leave and are relisted: after
+// every step it answers exactly what the pods kept say (each label's list of
+// slots is mended by swap-removal as pods leave). Replicas share their label
+// lists; a StatefulSet-like label is one value per pod, whose interned string
+// leaves with the pod.
+TEST(ClusterView, LabelIndexFollowsPodsThroughEveryChange) {
+  struct Case {
+    std::string name;
+    int pods;
+    int workloads;      // label lists shared by the replicas of a workload
+    bool ownLabel;      // each pod also carries a label of its own
+    int steps;
+    int relistEvery;    // every n-th step is a relist that drops a third of the pods (0: none)
+  };
+  const std::vector<Case> cases = {
+      {"one workload, shared labels only", 40, 1, false, 300, 0},
+      {"many workloads, a label of each pod's own", 300, 12, true, 2000, 0},
+      {"every pod its own list", 60, 60, true, 800, 0},
+      {"relists among the changes", 200, 7, true, 1500, 97},
+  };
+  const std::vector<std::string> nodes = {"node-a", "node-b", "node-c"};
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    MutableClusterView view;
+    for (const std::string& n : nodes) view.upsertNode(makeNode(n));
+    std::mt19937 random(7);
+    auto draw = [&](int n) { return static_cast<int>(random() % static_cast<unsigned>(n)); };
+    // What the view should hold: pod name -> (node, labels).
+    std::map<std::string, std::pair<std::string, Labels>> kept;
+    auto labelsOf = [&](int pod, int workload) {
+      Labels labels = {{"app", "app-" + std::to_string(workload % 5)},
+                       {"pod-template-hash", "hash-" + std::to_string(workload)},
+                       {"tier", workload % 2 ? "front" : "back"}};
+      if (c.ownLabel) labels.push_back({"statefulset.kubernetes.io/pod-name", "pod-" + std::to_string(pod)});
+      std::sort(labels.begin(), labels.end());
+      return labels;
+    };
+    auto upsert = [&](int pod) {
+      const std::string name = "pod-" + std::to_string(pod);
+      const int choice = draw(10);
+      if (choice == 0) {  // pending again: leaves the view
+        view.upsertPod(makePod({.name = name, .node = ""}));
+        kept.erase(name);
+        return;
+      }
+      Labels labels = labelsOf(pod, choice == 1 ? draw(c.workloads) : pod % c.workloads);  // now and then relabelled
+      const std::string& node = nodes[static_cast<size_t>(draw(3))];
+      view.upsertPod(makePod({.name = name, .node = node, .labels = labels}));
+      kept[name] = {node, labels};
+    };
+    auto check = [&](int step) {
+      SCOPED_TRACE("step " + std::to_string(step));
+      ASSERT_EQ(view.podCount(), kept.size());
+      // Every label any pod may carry: the slots holding it, as names.
+      std::map<std::pair<std::string, std::string>, std::vector<std::string>> expected;
+      for (int pod = 0; pod < c.pods; ++pod)
+        for (int w = 0; w < c.workloads; ++w)
+          for (const auto& label : labelsOf(pod, w)) expected[label];
+      for (const auto& [name, entry] : kept)
+        for (const auto& label : entry.second) expected[label].push_back(name);
+      for (auto& [label, names] : expected) {
+        std::sort(names.begin(), names.end());
+        std::vector<std::string> found;
+        for (uint32_t slot : view.podsWithLabel(view.stringId(label.first), view.stringId(label.second))) {
+          const PodRecord* pod = view.pod(slot);
+          ASSERT_NE(pod, nullptr) << label.first << "=" << label.second;
+          found.push_back(pod->name);
+        }
+        std::sort(found.begin(), found.end());
+        ASSERT_EQ(found, names) << label.first << "=" << label.second;
+        if (names.empty() && label.first == "statefulset.kubernetes.io/pod-name")
+          EXPECT_EQ(view.stringId(label.second), StringTable::kNone) << "released with its last pod: " << label.second;
+      }
+      for (const auto& [name, entry] : kept) {
+        const PodRecord* pod = view.findPod("uid-" + name);
+        ASSERT_NE(pod, nullptr) << name;
+        EXPECT_EQ(view.text(pod->nodeNameId), entry.first) << name;
+        ASSERT_EQ(pod->labels.size(), entry.second.size()) << name;
+        for (size_t i = 0; i < entry.second.size(); ++i) {
+          EXPECT_EQ(view.text(pod->labels[i].key), entry.second[i].first) << name;
+          EXPECT_EQ(view.text(pod->labels[i].value), entry.second[i].second) << name;
+          EXPECT_EQ(view.podLabel(*pod, entry.second[i].first), entry.second[i].second) << name;
+        }
+      }
+    };
+    for (int step = 1; step <= c.steps; ++step) {
+      if (c.relistEvery > 0 && step % c.relistEvery == 0) {
+        view.beginResync(ResyncKind::Pods);
+        std::map<std::string, std::pair<std::string, Labels>> relisted;
+        for (const auto& [name, entry] : kept) {
+          if (draw(3) == 0) continue;
+          view.upsertPod(makePod({.name = name, .node = entry.first, .labels = entry.second}));
+          relisted[name] = entry;
+        }
+        EXPECT_EQ(view.finishResync(ResyncKind::Pods), kept.size() - relisted.size());
+        kept = std::move(relisted);
+      } else if (draw(4) == 0 && !kept.empty()) {
+        auto it = std::next(kept.begin(), draw(static_cast<int>(kept.size())));
+        view.removePod("uid-" + it->first);
+        kept.erase(it);
+      } else {
+        upsert(draw(c.pods));
+      }
+      if (step % 50 == 0 || step == c.steps) check(step);
+      if (::testing::Test::HasFatalFailure()) return;
+    }
+    // Everything leaves: no label is left indexed, no label string held.
+    for (const auto& [name, entry] : kept) view.removePod("uid-" + name);
+    kept.clear();
+    check(c.steps + 1);
+    for (int pod = 0; pod < c.pods; ++pod)
+      for (int w = 0; w < c.workloads; ++w)
+        for (const auto& [key, value] : labelsOf(pod, w)) {
+          EXPECT_EQ(view.stringId(key), StringTable::kNone) << key;
+          EXPECT_EQ(view.stringId(value), StringTable::kNone) << value;
+        }
+  }
 }
 
 TEST(ClusterView, RemovingANodeKeepsTheOthersFindable) {
