@@ -15,6 +15,7 @@
 
 #include <benchmark/benchmark.h>
 #include <nlohmann/json.hpp>
+#include <simdjson.h>
 
 #include "scoring/json_value.h"
 #include "scoring/model.h"
@@ -215,6 +216,51 @@ void BM_PodItemsSimdjsonParseOnly(benchmark::State& state) {
   state.SetItemsProcessed(int64_t(state.iterations()) * pods().size());
 }
 BENCHMARK(BM_PodItemsSimdjsonParseOnly);
+
+// Issue 18 item 2's other arm, at its floor: simdjson On-Demand over the same
+// pods, reading nothing but the keys of the pod's objects (metadata, spec,
+// status) and skipping every value. Any On-Demand decode costs at least
+// this; against BM_PodItemsSimdjsonPaddedParseOnly (the DOM parse the list
+// path makes) it bounds what On-Demand could save on the parse.
+const std::vector<simdjson::padded_string>& paddedPods() {
+  static const std::vector<simdjson::padded_string> texts = [] {
+    std::vector<simdjson::padded_string> out;
+    for (const auto& p : pods()) out.emplace_back(p);
+    return out;
+  }();
+  return texts;
+}
+
+void BM_PodItemsOnDemandFloor(benchmark::State& state) {
+  simdjson::ondemand::parser parser;
+  for (auto _ : state)
+    for (const auto& text : paddedPods()) {
+      size_t keys = 0;
+      auto document = parser.iterate(text);
+      for (auto top : document.get_object()) {
+        auto value = top.value();
+        if (value.type() != simdjson::ondemand::json_type::object) continue;
+        for (auto field : value.get_object()) keys += !field.unescaped_key().error();
+      }
+      benchmark::DoNotOptimize(keys);
+    }
+  state.SetBytesProcessed(int64_t(state.iterations()) * bytesOf(pods()));
+  state.SetItemsProcessed(int64_t(state.iterations()) * pods().size());
+}
+BENCHMARK(BM_PodItemsOnDemandFloor);
+
+// The DOM parse as the list path makes it (padded input, nothing copied).
+void BM_PodItemsSimdjsonPaddedParseOnly(benchmark::State& state) {
+  JsonParser parser;
+  for (auto _ : state)
+    for (const auto& text : paddedPods()) {
+      auto parsed = parser.parse(std::string_view(text.data(), text.size()), /*padded=*/true);
+      benchmark::DoNotOptimize(parsed);
+    }
+  state.SetBytesProcessed(int64_t(state.iterations()) * bytesOf(pods()));
+  state.SetItemsProcessed(int64_t(state.iterations()) * pods().size());
+}
+BENCHMARK(BM_PodItemsSimdjsonPaddedParseOnly);
 
 void BM_NodeListStreamSimdjson(benchmark::State& state) {
   const std::string& body = nodeListBody();
