@@ -11,6 +11,7 @@
 
 #include "scoring/model.h"
 #include "scoring/model_decode.h"
+#include "scoring/pod_decode_into.h"
 
 namespace placer {
 
@@ -226,6 +227,7 @@ JsonParser& threadParserFor(size_t bytes, std::optional<JsonParser>& own) {
 }
 
 Result<Pod> decodePod(const JsonValue& object) { return model_decode::decodePodAs(view(object)); }
+Outcome decodePodInto(const JsonValue& object, Pod& pod) { return model_decode::decodePodInto(view(object), pod); }
 Result<Node> decodeNode(const JsonValue& object) { return model_decode::decodeNodeAs(view(object)); }
 Result<Namespace> decodeNamespace(const JsonValue& object) { return model_decode::decodeNamespaceAs(view(object)); }
 Result<WorkloadSelector> decodeWorkloadSelector(WorkloadKind kind, const JsonValue& object) {

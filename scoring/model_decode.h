@@ -66,6 +66,10 @@ inline constexpr std::string_view kPodStatusKeys[] = {"phase", "nominatedNodeNam
                                                       "conditions", "containerStatuses", "initContainerStatuses"};
 inline constexpr std::string_view kContainerKeys[] = {"name", "image", "resources", "ports", "restartPolicy"};
 inline constexpr std::string_view kContainerStatusKeys[] = {"name", "allocatedResources", "resources"};
+inline constexpr std::string_view kTolerationKeys[] = {"key", "operator", "value", "effect", "tolerationSeconds"};
+inline constexpr std::string_view kOwnerReferenceKeys[] = {"controller", "kind", "apiVersion", "name"};
+inline constexpr std::string_view kPortKeys[] = {"hostPort", "hostIP", "protocol"};
+inline constexpr std::string_view kConditionKeys[] = {"type", "reason"};
 static_assert(std::size(kPodSpecKeys) <= kMaxPicked && std::size(kMetadataKeys) <= kMaxPicked);
 
 // A JSON path, built on the stack while walking and rendered only for errors:
@@ -272,6 +276,86 @@ auto reserveIn(std::vector<T>& out) {
   return [&out](size_t n) { out.reserve(n); };
 }
 
+// Moves `from`'s buffer into `to`, emptied: what is kept of a reused object.
+template <class T>
+void keepEmptied(T& to, T& from) {
+  to = std::move(from);
+  to.clear();
+}
+
+// The reset of each reused element: everything as a fresh one, the buffers
+// listed kept (a field not listed is simply not reused, never stale).
+inline void reuse(std::pair<std::string, std::string>& entry) {
+  entry.first.clear();
+  entry.second.clear();
+}
+
+inline void reuse(Toleration& t) {
+  Toleration fresh;
+  keepEmptied(fresh.key, t.key);
+  keepEmptied(fresh.value, t.value);
+  t = std::move(fresh);
+}
+
+inline void reuse(Container& c) {
+  Container fresh;
+  keepEmptied(fresh.name, c.name);
+  keepEmptied(fresh.image, c.image);
+  keepEmptied(fresh.requests.scalars, c.requests.scalars);
+  keepEmptied(fresh.hostPorts, c.hostPorts);
+  c = std::move(fresh);
+}
+
+// A pod about to be decoded into: everything as in a fresh Pod, but the
+// strings keep their capacity, and the lists that decodePodInto refills on
+// every path (Refill) keep their elements.
+inline void reuse(Pod& pod) {
+  Pod fresh;
+  for (auto field : {&Pod::namespace_, &Pod::name, &Pod::generateName, &Pod::uid, &Pod::nodeName,
+                     &Pod::schedulerName, &Pod::phase, &Pod::nominatedNodeName, &Pod::statusReason,
+                     &Pod::statusMessage, &Pod::ownerKind, &Pod::ownerApiVersion, &Pod::ownerName})
+    keepEmptied(fresh.*field, pod.*field);
+  for (auto list : {&Pod::labels, &Pod::annotations, &Pod::nodeSelector}) fresh.*list = std::move(pod.*list);
+  fresh.tolerations = std::move(pod.tolerations);
+  fresh.containers = std::move(pod.containers);
+  fresh.initContainers = std::move(pod.initContainers);
+  keepEmptied(fresh.hostPorts, pod.hostPorts);
+  pod = std::move(fresh);
+}
+
+// Fills a list from its start, reusing the elements a previous decode left
+// in it (decodePodInto): their strings and vectors keep their capacity, so
+// decoding a pod like the one before it allocates nothing. Whatever is left
+// past the last element filled is dropped when the Refill ends, on every
+// path (the list absent, an error). Each element handed out is as a fresh
+// T would be, but for the capacity: `reuse(T&)` resets it.
+template <class T>
+class Refill {
+ public:
+  explicit Refill(std::vector<T>& out) : out_(out) {}
+  ~Refill() { out_.erase(out_.begin() + static_cast<std::ptrdiff_t>(filled_), out_.end()); }
+  Refill(const Refill&) = delete;
+  Refill& operator=(const Refill&) = delete;
+
+  T& next() {
+    if (filled_ < out_.size()) {
+      T& element = out_[filled_++];
+      reuse(element);
+      return element;
+    }
+    ++filled_;
+    return out_.emplace_back();
+  }
+  // For forEachElement's count: room for n elements in all.
+  auto reserve() {
+    return [this](size_t n) { out_.reserve(n); };
+  }
+
+ private:
+  std::vector<T>& out_;
+  size_t filled_ = 0;
+};
+
 // Appends decode(item, path) of each element of the list `key` to `out`.
 template <class V, class T, class Decode>
 Outcome readList(const V& object, std::string_view key, const Path& path, std::vector<T>& out, Decode decode) {
@@ -321,9 +405,10 @@ Outcome readStringList(const V& object, std::string_view key, const Path& path,
       reserveIn(out));
 }
 
-// map[string]string, sorted by key.
+// map[string]string, sorted by key; replaces what `out` held.
 template <class V>
 Outcome readStringMap(const V& object, std::string_view key, const Path& path, Labels& out) {
+  Refill fill(out);
   auto obj = objectMember(object, key, path);
   if (!obj) return obj.error();
   if (!*obj) return {};
@@ -331,7 +416,9 @@ Outcome readStringMap(const V& object, std::string_view key, const Path& path, L
   out.reserve((*obj)->size());
   return (*obj)->forEachMember([&](std::string_view name, const V& value) -> Outcome {
     if (value.kind() != JsonKind::String) return typeError(here.child(name), "a string", value);
-    out.emplace_back(std::string(name), std::string(value.string()));
+    auto& entry = fill.next();
+    entry.first.assign(name);
+    entry.second.assign(value.string());
     return {};
   });
 }
@@ -484,10 +571,13 @@ Outcome readTaints(const V& spec, const Path& path, std::vector<Taint>& out) {
 
 template <class V>
 Outcome readTolerations(const V& spec, const Path& path, std::vector<Toleration>& out) {
+  Refill fill(out);
   return forEachObject(
       spec, "tolerations", path,
-      [&](const V& item, const Path& p) -> Outcome {
-        Toleration t;
+      [&](const V& element, const Path& p) -> Outcome {
+        typename V::Picks picks;
+        const V item = element.picking(kTolerationKeys, picks);
+        Toleration& t = fill.next();
         std::string op, effect;
         if (auto o = readString(item, "key", p, t.key); !o) return o;
         if (auto o = readString(item, "operator", p, op); !o) return o;
@@ -508,10 +598,9 @@ Outcome readTolerations(const V& spec, const Path& path, std::vector<Toleration>
           if (auto o = toInt64(*seconds, p.child("tolerationSeconds"), s); !o) return o;
           t.tolerationSeconds = s;
         }
-        out.push_back(std::move(t));
         return {};
       },
-      reserveIn(out));
+      fill.reserve());
 }
 
 // ---- affinity ----
@@ -617,12 +706,13 @@ Outcome readTopologySpread(const V& spec, const Path& path, std::vector<Topology
 template <class V>
 Outcome readContainers(const V& spec, std::string_view key, const Path& path, bool init,
                        std::vector<Container>& out) {
+  Refill fill(out);
   return forEachObject(
       spec, key, path,
       [&](const V& element, const Path& p) -> Outcome {
         typename V::Picks picks;
         const V item = element.picking(kContainerKeys, picks);
-        Container c;
+        Container& c = fill.next();
         if (auto o = readString(item, "name", p, c.name); !o) return o;
         if (auto o = readString(item, "image", p, c.image); !o) return o;
 
@@ -638,7 +728,9 @@ Outcome readContainers(const V& spec, std::string_view key, const Path& path, bo
         }
 
         if (auto o = forEachObject(item, "ports", p,
-                                   [&](const V& port, const Path& portPath) -> Outcome {
+                                   [&](const V& element, const Path& portPath) -> Outcome {
+                                     typename V::Picks picks;
+                                     const V port = element.picking(kPortKeys, picks);
                                      HostPort hp;
                                      if (auto o = readInt32(port, "hostPort", portPath, hp.port); !o)
                                        return o;
@@ -659,10 +751,9 @@ Outcome readContainers(const V& spec, std::string_view key, const Path& path, bo
           if (auto o = readString(item, "restartPolicy", p, restartPolicy); !o) return o;
           c.restartableInit = restartPolicy == "Always";
         }
-        out.push_back(std::move(c));
         return {};
       },
-      reserveIn(out));
+      fill.reserve());
 }
 
 template <class V>
@@ -699,8 +790,10 @@ Outcome readVolumes(const V& spec, const Path& path, Pod& pod) {
 template <class V>
 Outcome readResizeInfeasible(const V& status, const Path& path, Pod& pod) {
   bool decided = false;
-  return forEachObject(status, "conditions", path, [&](const V& item, const Path& p) -> Outcome {
+  return forEachObject(status, "conditions", path, [&](const V& element, const Path& p) -> Outcome {
     if (decided) return {};
+    typename V::Picks picks;
+    const V item = element.picking(kConditionKeys, picks);
     std::string type;
     if (auto o = readString(item, "type", p, type); !o) return o;
     if (type != "PodResizePending") return {};
@@ -780,15 +873,20 @@ Outcome readResizeStatus(const V& status, const Path& path, Pod& pod) {
 
 // ---- the kinds ----
 
+// Decodes into `pod`, whatever it held before (reuse(Pod&)); on an error
+// `pod` holds part of a decode and is only good for the next decode into it.
 template <class V>
-Result<Pod> decodePodAs(const V& object) {
+Outcome decodePodInto(const V& object, Pod& pod) {
   const Path root;
   if (object.kind() != JsonKind::Object) return typeError(root, "a Pod object", object);
-  Pod pod;
+  reuse(pod);
 
   auto metadata = objectMember(object, "metadata", root);
   if (!metadata) return metadata.error();
-  if (*metadata) {
+  if (!*metadata) {
+    pod.labels.clear();
+    pod.annotations.clear();
+  } else {
     typename V::Picks picks;
     const V m = (**metadata).picking(kMetadataKeys, picks);
     const Path mp = root.child("metadata");
@@ -804,7 +902,9 @@ Result<Pod> decodePodAs(const V& object) {
       pod.terminating = true;
     }
     if (auto o = forEachObject(m, "ownerReferences", mp,
-                               [&](const V& ref, const Path& p) -> Outcome {
+                               [&](const V& element, const Path& p) -> Outcome {
+                                 typename V::Picks picks;
+                                 const V ref = element.picking(kOwnerReferenceKeys, picks);
                                  bool controller = false;
                                  if (auto o = readBool(ref, "controller", p, controller); !o) return o;
                                  if (!controller || !pod.ownerKind.empty()) return {};
@@ -819,7 +919,12 @@ Result<Pod> decodePodAs(const V& object) {
 
   auto spec = objectMember(object, "spec", root);
   if (!spec) return spec.error();
-  if (*spec) {
+  if (!*spec) {
+    pod.nodeSelector.clear();
+    pod.tolerations.clear();
+    pod.containers.clear();
+    pod.initContainers.clear();
+  } else {
     typename V::Picks picks;
     const V s = (**spec).picking(kPodSpecKeys, picks);
     const Path sp = root.child("spec");
@@ -871,6 +976,13 @@ Result<Pod> decodePodAs(const V& object) {
   }
 
   computePodRequests(pod);
+  return {};
+}
+
+template <class V>
+Result<Pod> decodePodAs(const V& object) {
+  Pod pod;
+  if (auto o = decodePodInto(object, pod); !o) return o.error();
   return pod;
 }
 

@@ -7,10 +7,12 @@
 //
 // What must hold: the page framed whole and in pieces gives the same items,
 // metadata and error; a malformed item or metadata ends the page with a
-// message; decoding and applying never crash; the decision names a node of
-// the view.
+// message; decoding and applying never crash; a pod decoded over the item
+// before it (decodePodInto, as the list path reuses its pods) equals a fresh
+// decode, or fails with the same error; the decision names a node of the view.
 
 #include "test/fuzz/stream_support.h"
+#include "scoring/pod_decode_into.h"
 #include "webhook/kube/watch_bodies.h"
 
 using namespace placer;
@@ -31,6 +33,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   view.beginResync(ResyncKind::Nodes);
   view.beginResync(ResyncKind::Pods);
   JsonParser parser;
+  Pod reused;  // each item decoded over the one before, as the pods' list batches do
   for (const std::string& item : whole.values) {
     auto object = parser.parse(item);
     if (!object) {
@@ -38,6 +41,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       break;  // the list is not usable (ListDecoder stops at the first bad item)
     }
     apply(view, *object, false);
+    const Outcome into = decodePodInto(*object, reused);
+    const Result<Pod> fresh = decodePod(*object);
+    FUZZ_CHECK(into.ok() == fresh.ok(), item);
+    if (fresh.ok())
+      FUZZ_CHECK(reused == *fresh, "decoded over its predecessor, a pod differs from a fresh decode: " + item);
+    else
+      FUZZ_CHECK(into.error().message == fresh.error().message, item);
   }
   if (!whole.error) {
     view.finishResync(ResyncKind::Nodes);

@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "scoring/model.h"
+#include "scoring/pod_decode_into.h"
 #include "test/support/cluster_generator.h"
 #include "placer_test_paths.h"
 
@@ -180,6 +181,135 @@ INSTANTIATE_TEST_SUITE_P(
         NodeCase{"BadAllocatable", R"({"status":{"allocatable":{"cpu":"four"}}})"},
         NodeCase{"NotAnObject", R"("node")"}),
     [](const testing::TestParamInfo<NodeCase>& info) { return std::string(info.param.name); });
+
+// decodePodInto (the list path's decode into the pods of an earlier batch):
+// whatever the object held before, the pod decoded equals a fresh decode, and
+// an error is the same error.
+
+// A pod with every field the model keeps set, most lists longer than the
+// pods that follow it in these cases.
+constexpr const char* kEveryField = R"({
+  "metadata": {"namespace": "team-a", "name": "everything", "generateName": "every-", "uid": "u-1",
+    "labels": {"app": "web", "tier": "front", "version": "v1-with-a-long-value-here"},
+    "annotations": {"a": "1", "b": "2"}, "deletionTimestamp": "2026-01-01T00:00:00Z",
+    "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web-1", "controller": true}]},
+  "spec": {"nodeName": "node-1", "schedulerName": "my-scheduler", "nodeSelector": {"disk": "ssd", "zone": "z1"},
+    "affinity": {
+      "nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+          {"matchExpressions": [{"key": "k", "operator": "In", "values": ["a", "b"]}]}]},
+        "preferredDuringSchedulingIgnoredDuringExecution": [{"weight": 3, "preference": {"matchFields": [
+          {"key": "metadata.name", "operator": "NotIn", "values": ["n"]}]}}]},
+      "podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [{"labelSelector": {"matchLabels": {"app": "db"}},
+        "topologyKey": "zone", "namespaces": ["x"], "matchLabelKeys": ["app"]}]},
+      "podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [{"weight": 5, "podAffinityTerm": {
+        "labelSelector": {"matchExpressions": [{"key": "app", "operator": "Exists"}]}, "topologyKey": "host",
+        "namespaceSelector": {}}}]}},
+    "topologySpreadConstraints": [{"maxSkew": 2, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule",
+      "labelSelector": {"matchLabels": {"app": "web"}}, "minDomains": 3, "matchLabelKeys": ["version"],
+      "nodeAffinityPolicy": "Ignore", "nodeTaintsPolicy": "Honor"}],
+    "tolerations": [{"key": "gpu", "operator": "Exists", "effect": "NoSchedule"},
+      {"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300},
+      {"key": "dedicated", "value": "team-a-long-toleration-value", "effect": "PreferNoSchedule"}],
+    "containers": [
+      {"name": "web-container-with-a-long-name", "image": "registry.example.com/web:1.0",
+       "resources": {"requests": {"cpu": "250m", "memory": "64Mi", "ephemeral-storage": "1Gi", "example.com/gpu": "1"}},
+       "ports": [{"containerPort": 80, "hostPort": 8080}, {"containerPort": 53, "hostPort": 53, "protocol": "UDP",
+         "hostIP": "10.0.0.1"}]},
+      {"name": "sidecar", "image": "sidecar:2", "resources": {"requests": {"cpu": "1"}}},
+      {"name": "third", "image": "third"}],
+    "initContainers": [{"name": "proxy", "image": "proxy:1", "restartPolicy": "Always",
+        "resources": {"requests": {"memory": "32Mi"}}, "ports": [{"hostPort": 9090}]},
+      {"name": "setup", "image": "setup:1", "resources": {"requests": {"cpu": "2"}}}],
+    "overhead": {"cpu": "100m", "memory": "10Mi"},
+    "resources": {"requests": {"cpu": "3", "memory": "1Gi", "hugepages-2Mi": "4Mi"}},
+    "priority": 1000, "schedulingGates": [{"name": "g"}], "resourceClaims": [{"name": "c"}, {"name": "d"}],
+    "volumes": [{"name": "v", "persistentVolumeClaim": {"claimName": "pvc"}}, {"name": "e", "ephemeral": {}}]},
+  "status": {"phase": "Running", "nominatedNodeName": "node-2", "reason": "OutOfcpu", "message": "no room",
+    "conditions": [{"type": "PodResizePending", "reason": "Infeasible"}],
+    "containerStatuses": [{"name": "web-container-with-a-long-name", "allocatedResources": {"cpu": "500m"},
+      "resources": {"requests": {"cpu": "400m", "memory": "80Mi"}}}],
+    "initContainerStatuses": [{"name": "proxy", "allocatedResources": {"memory": "48Mi"}}]}
+})";
+
+struct ReuseCase {
+  const char* name;
+  const char* before;  // what the object held (a Pod that decodes, or one that fails part way)
+  const char* text;    // the pod decoded into it
+};
+
+class DecodePodInto : public testing::TestWithParam<ReuseCase> {};
+
+TEST_P(DecodePodInto, EqualsAFreshDecodeWhateverTheObjectHeld) {
+  const ReuseCase& c = GetParam();
+  JsonParser parser;
+  Pod pod;
+  auto before = parser.parse(c.before);
+  ASSERT_TRUE(before) << before.error().message;
+  (void)decodePodInto(*before, pod);
+  auto parsed = parser.parse(c.text);
+  ASSERT_TRUE(parsed) << parsed.error().message;
+  Outcome into = decodePodInto(*parsed, pod);
+  Result<Pod> fresh = decodePod(*parsed);
+  ASSERT_EQ(into.ok(), fresh.ok()) << (into.ok() ? fresh.error().message : into.error().message);
+  if (fresh.ok())
+    EXPECT_TRUE(pod == *fresh);
+  else
+    EXPECT_EQ(into.error().message, fresh.error().message);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, DecodePodInto,
+    testing::Values(
+        ReuseCase{"TheSamePodAgain", kEveryField, kEveryField},
+        ReuseCase{"FewerLabelsContainersAndTolerations", kEveryField,
+                  R"({"metadata":{"name":"small","labels":{"app":"x"}},
+                      "spec":{"containers":[{"name":"c","resources":{"requests":{"cpu":"1"}}}],
+                              "tolerations":[{"key":"k","operator":"Exists"}]}})"},
+        ReuseCase{"OptionalFieldsAbsent", kEveryField,
+                  R"({"metadata":{"name":"p","namespace":"n"},"spec":{"containers":[{"name":"c"}]},
+                      "status":{"phase":"Pending"}})"},
+        ReuseCase{"NoMetadata", kEveryField, R"({"spec":{"containers":[{"name":"c"}]}})"},
+        ReuseCase{"NoSpec", kEveryField, R"({"metadata":{"name":"p"}})"},
+        ReuseCase{"NoStatus", kEveryField, R"({"metadata":{"name":"p"},"spec":{"nodeName":"n"}})"},
+        ReuseCase{"EmptyObject", kEveryField, "{}"},
+        ReuseCase{"EmptyListsAndMaps", kEveryField,
+                  R"({"metadata":{"labels":{},"annotations":{}},"spec":{"nodeSelector":{},"tolerations":[],
+                      "containers":[],"initContainers":[]}})"},
+        ReuseCase{"ContainersWithoutRequestsOrPorts", kEveryField,
+                  R"({"spec":{"containers":[{"name":"a"},{"name":"b"},{"name":"c"}],"initContainers":[{"name":"i"}]}})"},
+        ReuseCase{"MoreThanBefore", R"({"spec":{"containers":[{"name":"a"}]}})", kEveryField},
+        ReuseCase{"AfterAPodThatFailedPartWay",
+                  R"({"metadata":{"name":"bad","labels":{"a":"1"}},"spec":{"tolerations":[{"key":"t"}],
+                      "containers":[{"name":"a","resources":{"requests":{"cpu":"1"}}},{"name":"b","ports":[{"hostPort":"x"}]}]}})",
+                  R"({"metadata":{"name":"good"},"spec":{"containers":[{"name":"c"}]}})"},
+        ReuseCase{"AnErrorAfterAFullPod", kEveryField,
+                  R"({"metadata":{"name":"bad"},"spec":{"containers":[{"name":"a","resources":{"requests":{"cpu":"lots"}}}]}})"},
+        ReuseCase{"NotAnObject", kEveryField, "[]"}),
+    [](const testing::TestParamInfo<ReuseCase>& info) { return std::string(info.param.name); });
+
+TEST(DecodePodIntoSequence, EveryGeneratedPodDecodedOverItsPredecessorEqualsAFreshDecode) {
+  GeneratorParams params;
+  params.nodes = 20;
+  params.podsPerNode = 30;
+  params.affinityFraction = 0.5;
+  JsonParser parser;
+  std::vector<std::string> texts;
+  for (int64_t i = 0; i < generatedPodCount(params); ++i) texts.push_back(generatePod(params, i).dump());
+  for (int i = 0; i < 3 * kPendingShapes; ++i) texts.push_back(generatePendingPod(params, i).dump());
+  // Forwards and backwards, so that each pod follows a different one each way.
+  for (bool reverse : {false, true}) {
+    Pod pod;
+    for (size_t k = 0; k < texts.size(); ++k) {
+      const std::string& text = texts[reverse ? texts.size() - 1 - k : k];
+      auto parsed = parser.parse(text);
+      ASSERT_TRUE(parsed) << parsed.error().message;
+      ASSERT_TRUE(decodePodInto(*parsed, pod));
+      Result<Pod> fresh = decodePod(*parsed);
+      ASSERT_TRUE(fresh);
+      ASSERT_TRUE(pod == *fresh) << (reverse ? "backwards, " : "") << "pod " << k;
+    }
+  }
+}
 
 // What the bytes path refuses before decoding: text that is not JSON. The
 // nlohmann path never sees such text (its parse refuses it first).

@@ -5,12 +5,14 @@
 #include <condition_variable>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <thread>
 #include <unordered_set>
 #include <vector>
 
 #include "scoring/json_value.h"
 #include "scoring/model.h"
+#include "scoring/pod_decode_into.h"
 #include "webhook/log.h"
 #include "webhook/metrics.h"
 
@@ -60,6 +62,10 @@ class Handler final : public StateHandler {
 
   // A list's items decoded on its decode threads (ListBatch): nodes or pods,
   // and what failed to decode (logged and counted when the batch is applied).
+  // The batch is reused for later batches of the list (ListDecoder keeps it):
+  // its pods stay allocated when it is cleared and the next batch's pods are
+  // decoded into them (decodePodInto), so that a pod like the one before it
+  // in its slot costs no allocation. Nodes are moved into the view.
   struct Decoded final : ListBatch {
     explicit Decoded(Kind kind) : kind(kind) {}
     void add(const JsonValue& object) override {
@@ -68,24 +74,27 @@ class Handler final : public StateHandler {
         if (node) return nodes.push_back(std::move(*node));
         failures.push_back({metaString(object, "namespace"), metaString(object, "name"), node.error()});
       } else {
-        auto pod = decodePod(object);
-        if (pod) return pods.push_back(std::move(*pod));
-        failures.push_back({metaString(object, "namespace"), metaString(object, "name"), pod.error()});
+        if (podCount == podSlots.size()) podSlots.emplace_back();
+        Outcome decoded = decodePodInto(object, podSlots[podCount]);
+        if (decoded) return void(++podCount);
+        failures.push_back({metaString(object, "namespace"), metaString(object, "name"), decoded.error()});
       }
     }
     void clear() override {
       nodes.clear();
-      pods.clear();
+      podCount = 0;
       failures.clear();
     }
-    size_t size() const { return nodes.size() + pods.size() + failures.size(); }
+    std::span<const Pod> pods() const { return {podSlots.data(), podCount}; }
+    size_t size() const { return nodes.size() + podCount + failures.size(); }
     struct Failure {
       std::string ns, name;
       Error error;
     };
     Kind kind;
     std::vector<Node> nodes;
-    std::vector<Pod> pods;
+    std::vector<Pod> podSlots;  // the first podCount are this batch's pods
+    size_t podCount = 0;
     std::vector<Failure> failures;
   };
 
@@ -98,11 +107,11 @@ class Handler final : public StateHandler {
     listedObjects_.fetch_add(decoded.size(), std::memory_order_relaxed);
     for (const Decoded::Failure& f : decoded.failures) decodeFailed(f.ns, f.name, f.error);
     if (observer_)
-      for (const Pod& pod : decoded.pods) observer_->observed(pod);
-    if (decoded.nodes.empty() && decoded.pods.empty()) return;
+      for (const Pod& pod : decoded.pods()) observer_->observed(pod);
+    if (decoded.nodes.empty() && decoded.pods().empty()) return;
     state_.update([&](MutableClusterView& view) {
       for (Node& node : decoded.nodes) view.upsertNode(std::move(node));
-      for (const Pod& pod : decoded.pods) view.upsertPod(pod);
+      for (const Pod& pod : decoded.pods()) view.upsertPod(pod);
     });
   }
 
