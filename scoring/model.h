@@ -53,7 +53,7 @@ struct SelectorRequirement {
   // A label selector's operator that is none of In, NotIn, Exists,
   // DoesNotExist, as written: decoding keeps it so that compiling the selector
   // reports it as upstream does (scoring/label_selector.h). Empty otherwise.
-  std::string unknownOperator;
+  std::string unknownOperator = "";
   bool operator==(const SelectorRequirement&) const = default;
 };
 

@@ -27,7 +27,7 @@
 //       // representation whose member() costs no walk returns *this.
 //
 // Adding a field a plugin reads: declare it in model.h, read it in the kind's
-// decode function below (decodePodAs / decodeNodeAs), one line with the
+// decode function below (decodePodInto / decodeNodeAs), one line with the
 // reader for its JSON type. Both representations then decode it; the list
 // and watch path keeps no field list of its own.
 

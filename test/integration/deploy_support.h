@@ -92,8 +92,8 @@ inline std::vector<json> renderKustomize(const fs::path& dir) {
 struct HelmRelease {
   std::string name = "placer";
   std::string namespace_ = "placer-system";
-  std::optional<fs::path> valuesFile;  // none: the chart's defaults
-  std::vector<std::string> set;        // --set arguments
+  std::optional<fs::path> valuesFile = std::nullopt;  // none: the chart's defaults
+  std::vector<std::string> set = {};                  // --set arguments
 };
 
 inline std::string helmArgs(const HelmRelease& r) {

@@ -165,7 +165,9 @@ TEST_P(HelmValuesTest, TemplateRendersPlacerWithConsistentNamesUnderAnyReleaseNa
     EXPECT_EQ(name.rfind(base, 0), 0u) << kind << " " << name << " does not carry the release's name";
     static const std::set<std::string> clusterScoped = {"Namespace", "ClusterRole", "ClusterRoleBinding",
                                                         "MutatingWebhookConfiguration"};
-    if (!clusterScoped.count(kind)) EXPECT_EQ(o["metadata"].value("namespace", ""), "scheduling") << kind << " " << name;
+    if (!clusterScoped.count(kind)) {
+      EXPECT_EQ(o["metadata"].value("namespace", ""), "scheduling") << kind << " " << name;
+    }
   }
 
   const json* deployment = named(objects, "Deployment", base);
@@ -179,7 +181,9 @@ TEST_P(HelmValuesTest, TemplateRendersPlacerWithConsistentNamesUnderAnyReleaseNa
   const json& pod = (*deployment)["spec"]["template"]["spec"];
   EXPECT_NE(named(objects, "ServiceAccount", pod["serviceAccountName"]), nullptr);
   for (const json& v : pod["volumes"]) {
-    if (v.contains("configMap")) EXPECT_NE(named(objects, "ConfigMap", v["configMap"]["name"]), nullptr) << v;
+    if (v.contains("configMap")) {
+      EXPECT_NE(named(objects, "ConfigMap", v["configMap"]["name"]), nullptr) << v;
+    }
   }
   // The Service selects the pods.
   for (const auto& [k, v] : (*service)["spec"]["selector"].items())

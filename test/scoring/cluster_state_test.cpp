@@ -520,8 +520,9 @@ TEST(ClusterView, LabelIndexFollowsPodsThroughEveryChange) {
         }
         std::sort(found.begin(), found.end());
         ASSERT_EQ(found, names) << label.first << "=" << label.second;
-        if (names.empty() && label.first == "statefulset.kubernetes.io/pod-name")
+        if (names.empty() && label.first == "statefulset.kubernetes.io/pod-name") {
           EXPECT_EQ(view.stringId(label.second), StringTable::kNone) << "released with its last pod: " << label.second;
+        }
       }
       for (const auto& [name, entry] : kept) {
         const PodRecord* pod = view.findPod("uid-" + name);

@@ -24,8 +24,8 @@ struct Case {
   std::string selected;  // "" = none
   std::vector<std::string> feasible;
   std::map<std::string, std::vector<std::string>> unfeasible;
-  std::map<std::string, std::vector<int64_t>> scores;  // per score plugin, then total
-  std::string message;                                 // only checked when nothing is selected
+  std::map<std::string, std::vector<int64_t>> scores = {};  // per score plugin, then total
+  std::string message = "";                                 // only checked when nothing is selected
 };
 
 // Plugins listed explicitly per extension point; the defaults are upstream's
@@ -263,9 +263,13 @@ TEST_P(EngineCases, DecisionMatches) {
     }
   }
   EXPECT_EQ(feasible, c.feasible);
-  if (!c.unfeasible.empty() || !c.feasible.empty()) EXPECT_EQ(unfeasible, c.unfeasible);
+  if (!c.unfeasible.empty() || !c.feasible.empty()) {
+    EXPECT_EQ(unfeasible, c.unfeasible);
+  }
   EXPECT_EQ(d.feasibleCount, c.feasible.size());
-  if (!c.message.empty()) EXPECT_EQ(d.unschedulableMessage(), c.message);
+  if (!c.message.empty()) {
+    EXPECT_EQ(d.unschedulableMessage(), c.message);
+  }
 
   // The summary decides the same without per-node detail.
   Decision summary = engine.place(pod, view, Detail::Summary);

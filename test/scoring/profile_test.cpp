@@ -131,7 +131,9 @@ TEST_P(ProfileCases, BuildsThePluginLists) {
   std::string warnings;
   for (const std::string& w : (*profile)->warnings()) warnings += w + "\n";
   for (const std::string& expected : c.warningsContaining) EXPECT_THAT(warnings, HasSubstr(expected));
-  if (c.warningsContaining.empty()) EXPECT_EQ(warnings, "");
+  if (c.warningsContaining.empty()) {
+    EXPECT_EQ(warnings, "");
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(, ProfileCases, ::testing::ValuesIn(cases()), [](const auto& info) {

@@ -46,7 +46,7 @@ std::string domEventJson(const PodEvent& event, const std::string& instance,
   const std::time_t seconds = static_cast<std::time_t>(micros / 1000000);
   std::tm utc{};
   gmtime_r(&seconds, &utc);
-  char time[40];
+  char time[64];
   std::snprintf(time, sizeof time, "%04d-%02d-%02dT%02d:%02d:%02d.%06dZ", utc.tm_year + 1900, utc.tm_mon + 1,
                 utc.tm_mday, utc.tm_hour, utc.tm_min, utc.tm_sec, static_cast<int>(micros % 1000000));
   json object = {{"apiVersion", "events.k8s.io/v1"},
