@@ -1225,9 +1225,14 @@ void FakeApiServer::Impl::handle(Poco::Net::HTTPServerRequest& req, Poco::Net::H
       // A namespaced object is only addressed through its namespace.
       if (kind && namespaced(*kind) && !name.empty()) kind.reset();
     }
-    const bool knownSub = sub.empty() || (sub == "status" && kind && kindInfo(*kind).hasStatus) ||
-                          (sub == "binding" && kind == Kind::Pod);
-    if (!kind || !knownSub) {
+    if (!kind) {
+      notFoundPath();
+      return;
+    }
+    const Kind resolved = kind.value();
+    const bool knownSub = sub.empty() || (sub == "status" && kindInfo(resolved).hasStatus) ||
+                          (sub == "binding" && resolved == Kind::Pod);
+    if (!knownSub) {
       notFoundPath();
       return;
     }
