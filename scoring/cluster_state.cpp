@@ -360,11 +360,6 @@ void MutableClusterView::unindexImages(NodeInfo& info) {
   info.imageSizes.clear();
 }
 
-namespace {
-// Same names and sizes: a status update that left the images alone (the usual heartbeat).
-bool sameImages(const NodeImages& a, const NodeImages& b) { return a == b; }
-}  // namespace
-
 void MutableClusterView::indexTaints(NodeInfo& info) {
   info.taintSetData = info.node.taints.data();
   if (info.node.taints.empty()) {
@@ -427,7 +422,7 @@ void MutableClusterView::upsertNode(Node node) {
     // rely on as it was (the kubelet's status reports): keep those fields,
     // and the indexes, as they are.
     if (info.node.labels == node.labels && info.node.taints == node.taints &&
-        info.node.unschedulable == node.unschedulable && sameImages(info.node.images, node.images)) {
+        info.node.unschedulable == node.unschedulable && info.node.images == node.images) {
       info.node.allocatable = std::move(node.allocatable);
       info.node.uid = std::move(node.uid);
       info.node.resourceVersion = std::move(node.resourceVersion);
@@ -436,7 +431,7 @@ void MutableClusterView::upsertNode(Node node) {
     staticGeneration_.bump();
     unindexTaints(info);
     unindexLabels(info);
-    if (sameImages(info.node.images, node.images)) {
+    if (info.node.images == node.images) {
       info.node = std::move(node);
     } else {
       unindexImages(info);
@@ -571,10 +566,6 @@ void MutableClusterView::forgetPod(uint32_t slot) {
 }
 
 namespace {
-
-#ifndef MADV_POPULATE_WRITE
-#define MADV_POPULATE_WRITE 23  // Linux 5.14
-#endif
 
 // Makes the whole pages inside [data, data + bytes) resident ahead of their
 // first write: one madvise(MADV_POPULATE_WRITE) instead of a page fault per

@@ -392,17 +392,25 @@ Outcome readWeightedList(const V& object, std::string_view key, const Path& path
       reserveIn(out));
 }
 
-template <class V>
-Outcome readStringList(const V& object, std::string_view key, const Path& path,
-                       std::vector<std::string>& out) {
+// The same over a list of strings: `each(text)` on each, in order; an
+// element that is not a string is an error.
+template <class V, class Each, class Count = IgnoreCount>
+Outcome forEachString(const V& object, std::string_view key, const Path& path, Each each, Count count = {}) {
   return forEachElement(
       object, key, path,
       [&](const V& v, const Path& p) -> Outcome {
         if (v.kind() != JsonKind::String) return typeError(p, "a string", v);
-        out.emplace_back(v.string());
+        each(v.string());
         return {};
       },
-      reserveIn(out));
+      count);
+}
+
+template <class V>
+Outcome readStringList(const V& object, std::string_view key, const Path& path,
+                       std::vector<std::string>& out) {
+  return forEachString(
+      object, key, path, [&](std::string_view text) { out.emplace_back(text); }, reserveIn(out));
 }
 
 // map[string]string, sorted by key; replaces what `out` held.
@@ -1023,12 +1031,7 @@ Result<Node> decodeNodeAs(const V& object) {
             st, "images", stp,
             [&](const V& item, const Path& p) -> Outcome {
               node.images.openImage();
-              if (auto o = forEachElement(item, "names", p,
-                                          [&](const V& v, const Path& np) -> Outcome {
-                                            if (v.kind() != JsonKind::String) return typeError(np, "a string", v);
-                                            node.images.addName(v.string());
-                                            return {};
-                                          });
+              if (auto o = forEachString(item, "names", p, [&](std::string_view name) { node.images.addName(name); });
                   !o)
                 return o;
               int64_t sizeBytes = 0;

@@ -77,10 +77,6 @@ void BM_ApplyListedPods(benchmark::State& state) {
 }
 BENCHMARK(BM_ApplyListedPods)->Arg(500)->Arg(5000)->Unit(benchmark::kMillisecond)->Iterations(1);
 
-#ifndef MADV_POPULATE_WRITE
-#define MADV_POPULATE_WRITE 23  // Linux 5.14
-#endif
-
 // range(0): 0 faulted page by page, 1 populated first. 64 MB a round.
 void BM_FirstTouch(benchmark::State& state) {
   constexpr size_t kBytes = size_t{64} << 20;
