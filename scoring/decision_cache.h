@@ -61,7 +61,13 @@ struct NodeResults {
   std::vector<uint32_t> verdicts;            // per slot: 0 feasible; else 1 + index into rejections
   std::deque<Status> rejections;             // distinct rejections, plugin set
   std::vector<uint16_t> rejectionFilter;     // parallel: profile filter index of the rejecting plugin
-  std::vector<int64_t> raw;                  // raw scores, plugin-major with stride = slots
+  // A cache entry's raw scores, one row per node-by-node score plugin
+  // (rawRow[profile score index]; kNoRow for the late ones), stride = slots.
+  // 32 bits: half the memory a decision reads; a score that does not fit
+  // makes the entry unusable (the decision is computed without it).
+  static constexpr uint32_t kNoRow = UINT32_MAX;
+  std::vector<int32_t> raw;
+  std::vector<uint32_t> rawRow;
   std::optional<Status> failure;             // a filter failed (Code::Error)
   bool podDependent = false;                 // a PreScore whose results are not reusable did not skip
   void clear() {

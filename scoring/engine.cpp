@@ -1,6 +1,7 @@
 #include "scoring/engine.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <limits>
 #include <optional>
 #include <string>
@@ -452,8 +453,12 @@ bool runNodeByNode(const Profile& profile, const Engine::Groups& groups, NodeRes
   s.changedScores.resize(slots.size());
   for (size_t p : r.scoring) {
     scorePlugins[p].plugin->scoreAll(r.state, pod, nodes, s.changedScores);
-    int64_t* raw = r.raw.data() + p * stride;
-    for (size_t j = 0; j < slots.size(); ++j) raw[slots[j]] = s.changedScores[j];
+    int32_t* raw = r.raw.data() + r.rawRow[p] * stride;
+    for (size_t j = 0; j < slots.size(); ++j) {
+      const int64_t score = s.changedScores[j];
+      if (score < INT32_MIN || score > INT32_MAX) return false;
+      raw[slots[j]] = static_cast<int32_t>(score);
+    }
   }
   return true;
 }
@@ -476,7 +481,11 @@ bool refreshEntry(const Profile& profile, const Engine::Groups& groups, Decision
     // values need no clearing.
     e.versions.assign(count, 0);
     r.verdicts.resize(count);
-    r.raw.resize(profile.scorePlugins().size() * count);
+    r.rawRow.assign(profile.scorePlugins().size(), NodeResults::kNoRow);
+    uint32_t rows = 0;
+    for (size_t p = 0; p < groups.score.size(); ++p)
+      if (groups.score[p]) r.rawRow[p] = rows++;
+    r.raw.resize(rows * count);
     e.prepared = true;
   }
   Scratch& s = scratch;
@@ -627,9 +636,15 @@ Decision decide(const Profile& profile, const Engine::Groups& groups, const Pod&
     }
     // What every filter and scorer reads of the next tile's nodes (their
     // first cache lines, see NodeInfo) is fetched while this one is worked on.
-    for (size_t i = tileEnd; i < std::min(count, tileEnd + kTile); ++i) {
-      const char* line = reinterpret_cast<const char*>(&nodeAt(i));
-      for (size_t offset = 0; offset < kHotNodeBytes; offset += 64) __builtin_prefetch(line + offset);
+    // Not from a cache entry: its node-by-node results are in the entry, and
+    // the late plugins find a view node's labels and counts by its id, which
+    // is its position (ClusterView::idsArePositions), without reading it;
+    // fetching 5,000 nodes' lines there only stalled on memory.
+    if (!cached) {
+      for (size_t i = tileEnd; i < std::min(count, tileEnd + kTile); ++i) {
+        const char* line = reinterpret_cast<const char*>(&nodeAt(i));
+        for (size_t offset = 0; offset < kHotNodeBytes; offset += 64) __builtin_prefetch(line + offset);
+      }
     }
     // The tile's accounting holds still while it is filtered (and scored).
     AccountingReadGuard guard(view, std::span<const NodeInfo* const>(s.lateNodes.data(), n));
@@ -772,7 +787,7 @@ Decision decide(const Profile& profile, const Engine::Groups& groups, const Pod&
     int64_t* out = s.scores.data() + p * rowStride;
     if (groups.score[p]) {
       if (skipped[p] || !cached) continue;
-      const int64_t* raw = r.raw.data() + p * view.nodes().size();
+      const int32_t* raw = r.raw.data() + r.rawRow[p] * view.nodes().size();
       for (size_t j = 0; j < feasibleCount; ++j) out[j] = raw[s.feasibleSlots[j]];
       continue;
     }

@@ -307,6 +307,44 @@ TEST(Engine, EvaluateScoresOnlyTheCandidates) {
   EXPECT_EQ(d.nodes[0].node->name(), "n2");
 }
 
+// The decision cache keeps raw scores in 32 bits: a plugin whose raw score
+// does not fit (here 5e9, normalised to 0-100 afterwards) is decided without
+// the cache, the same as by an engine without it, every time.
+TEST(Engine, RawScoresBeyond32BitsAreDecidedAsWithoutTheCache) {
+  auto profile = Profile::fromJson(
+      profileWith({{"score", {{"enabled", {{{"name", "ScoreA"}}, {{"name", "ScoreB"}}}}}}},
+                  {cfg("ScoreA", {{"reusable", true},
+                                  {"normalize", "default"},
+                                  {"scores", {{"n1", 5'000'000'000}, {"n2", 4'000'000'000}, {"n3", 1}}}}),
+                   cfg("ScoreB", {{"reusable", true}, {"scores", {{"n1", 0}, {"n2", 100}, {"n3", 0}}}})}),
+      test::fakeRegistry());
+  ASSERT_TRUE(profile.ok()) << profile.error().message;
+  MutableClusterView view;
+  for (std::string name : {"n1", "n2", "n3"}) {
+    Node node;
+    node.name = name;
+    view.upsertNode(node);
+  }
+  Engine cached(*profile, 4);
+  Engine direct(*profile, 0);
+  ASSERT_NE(cached.cache(), nullptr);
+  Pod pod;
+  pod.namespace_ = "default";
+  pod.name = "web";
+  // n1: 100 + 0; n2: 80 + 100 (4e9 * 100 / 5e9); n3: 0 + 0.
+  const Decision expected = direct.place(pod, view);
+  ASSERT_NE(expected.selected, nullptr);
+  EXPECT_EQ(expected.selected->name(), "n2");
+  EXPECT_EQ(expected.selectedTotal, 180);
+  for (int i = 0; i < 3; ++i) {
+    const Decision d = cached.place(pod, view);
+    ASSERT_NE(d.selected, nullptr);
+    EXPECT_EQ(d.selected->name(), "n2");
+    EXPECT_EQ(d.selectedTotal, expected.selectedTotal);
+  }
+  EXPECT_EQ(cached.cache()->stats().hits, 0u) << "an entry that cannot hold the scores is never used";
+}
+
 TEST(Engine, ReasonCountsAreSortedByReason) {
   auto profile = Profile::fromJson(
       profileWith({{"filter", {{"enabled", {{{"name", "FilterA"}}}}}}},

@@ -32,6 +32,7 @@ struct FakeScript {
   std::string preScore;
   std::map<std::string, int64_t> scores;
   std::string normalize = "none";
+  bool reusable = false;  // Plugin::resultsReusable(): the decision cache may keep its results
 
   static Result<FakeScript> decode(std::string name, const nlohmann::json& args) {
     FakeScript s;
@@ -50,6 +51,7 @@ struct FakeScript {
         else if (key == "scores") {
           for (const auto& [node, score] : value.items()) s.scores[node] = score.get<int64_t>();
         } else if (key == "normalize") s.normalize = value.get<std::string>();
+        else if (key == "reusable") s.reusable = value.get<bool>();
         else return Error{"FakeArgs." + key + ": unknown field"};
       }
     } catch (const std::exception& e) {
@@ -63,6 +65,7 @@ class FakeBase : public virtual Plugin {
  public:
   explicit FakeBase(FakeScript script) : script_(std::move(script)) {}
   std::string_view name() const override { return script_.name; }
+  bool resultsReusable() const override { return script_.reusable; }
 
  protected:
   Status doPreFilter() const {
