@@ -36,6 +36,15 @@ json profileWith(json plugins, json pluginConfig) {
 
 json cfg(const std::string& name, json args) { return json{{"name", name}, {"args", std::move(args)}}; }
 
+// Nodes with nothing but a name, in view order.
+void addNodes(MutableClusterView& view, const std::vector<std::string>& names) {
+  for (const std::string& name : names) {
+    Node node;
+    node.name = name;
+    view.upsertNode(node);
+  }
+}
+
 std::vector<Case> cases() {
   std::vector<Case> out;
   out.push_back({"highest total wins",
@@ -236,11 +245,7 @@ TEST_P(EngineCases, DecisionMatches) {
   auto profile = Profile::fromJson(c.profile, test::fakeRegistry());
   ASSERT_TRUE(profile.ok()) << profile.error().message;
   MutableClusterView view;
-  for (const std::string& name : c.nodes) {
-    Node node;
-    node.name = name;
-    view.upsertNode(node);
-  }
+  addNodes(view, c.nodes);
   Pod pod;
   pod.namespace_ = "default";
   pod.name = "web";
@@ -293,11 +298,7 @@ TEST(Engine, EvaluateScoresOnlyTheCandidates) {
       test::fakeRegistry());
   ASSERT_TRUE(profile.ok()) << profile.error().message;
   MutableClusterView view;
-  for (std::string name : {"n1", "n2", "n3"}) {
-    Node node;
-    node.name = name;
-    view.upsertNode(node);
-  }
+  addNodes(view, {"n1", "n2", "n3"});
   std::vector<const NodeInfo*> candidates{view.findNode("n2"), view.findNode("n3")};
   Decision d = Engine(*profile).evaluate(Pod{}, view, candidates, Detail::Full);
   ASSERT_NE(d.selected, nullptr);
@@ -320,11 +321,7 @@ TEST(Engine, RawScoresBeyond32BitsAreDecidedAsWithoutTheCache) {
       test::fakeRegistry());
   ASSERT_TRUE(profile.ok()) << profile.error().message;
   MutableClusterView view;
-  for (std::string name : {"n1", "n2", "n3"}) {
-    Node node;
-    node.name = name;
-    view.upsertNode(node);
-  }
+  addNodes(view, {"n1", "n2", "n3"});
   Engine cached(*profile, 4);
   Engine direct(*profile, 0);
   ASSERT_NE(cached.cache(), nullptr);
@@ -352,11 +349,7 @@ TEST(Engine, ReasonCountsAreSortedByReason) {
       test::fakeRegistry());
   ASSERT_TRUE(profile.ok());
   MutableClusterView view;
-  for (std::string name : {"n1", "n2", "n3"}) {
-    Node node;
-    node.name = name;
-    view.upsertNode(node);
-  }
+  addNodes(view, {"n1", "n2", "n3"});
   Decision d = Engine(*profile).place(Pod{}, view);
   using Counts = std::vector<std::pair<std::string, int32_t>>;
   EXPECT_EQ(d.reasonCounts, (Counts{{"a", 1}, {"b", 2}}));
