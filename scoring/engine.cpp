@@ -850,12 +850,25 @@ Decision decide(const Profile& profile, const Engine::Groups& groups, const Pod&
   }
 
   // Selection: the highest total; ties to the byte-wise smallest name. The
-  // maximum first (found by the weighted sum), so that names (one cache miss
-  // per node) are compared only among the nodes that reach it.
+  // maximum first (found by the weighted sum), so that names are compared
+  // only among the nodes that reach it: two of the view's nodes by their
+  // place in its byte-wise order of names (ClusterView::nameRank, an integer
+  // by position: a cluster of alike nodes ties on thousands), any other pair
+  // by the names themselves.
   size_t best = top.first;
-  if (top.tied)
-    for (size_t j = best + 1; j < feasibleCount; ++j)
-      if (s.totals[j] == top.total && s.feasibleNodes[j]->name() < s.feasibleNodes[best]->name()) best = j;
+  if (top.tied) {
+    const NodeInfo* bestNode = s.feasibleNodes[best];
+    for (size_t j = best + 1; j < feasibleCount; ++j) {
+      if (s.totals[j] != top.total) continue;
+      const NodeInfo* node = s.feasibleNodes[j];
+      const bool smaller = view.holds(*node) && view.holds(*bestNode) ? view.nameRank(*node) < view.nameRank(*bestNode)
+                                                                        : node->name() < bestNode->name();
+      if (smaller) {
+        best = j;
+        bestNode = node;
+      }
+    }
+  }
   decision.selected = s.feasibleNodes[best];
   decision.selectedTotal = s.totals[best];
 

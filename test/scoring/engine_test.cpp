@@ -342,6 +342,42 @@ TEST(Engine, RawScoresBeyond32BitsAreDecidedAsWithoutTheCache) {
   EXPECT_EQ(cached.cache()->stats().hits, 0u) << "an entry that cannot hold the scores is never used";
 }
 
+// A tie among thousands of nodes (all score the same) goes to the
+// byte-wise smallest name whatever the view's order, also after nodes come
+// and go (the view's order of names is kept by position), and the same node
+// is chosen from copies of the nodes (the extender's full Nodes).
+TEST(Engine, ATieAmongManyNodesGoesToTheSmallestNameAsNodesComeAndGo) {
+  auto profile = Profile::fromJson(profileWith({{"score", {{"enabled", {{{"name", "ScoreA"}}}}}}}, json::array()),
+                                   test::fakeRegistry());
+  ASSERT_TRUE(profile.ok()) << profile.error().message;
+  MutableClusterView view;
+  std::vector<std::string> names;
+  for (int i = 0; i < 3000; ++i) names.push_back("n" + std::to_string(i * 7 % 3000));  // n0 is first, n1 the 2,143rd
+  addNodes(view, names);
+  Engine engine(*profile);
+  auto smallestNow = [&] {
+    std::string smallest;
+    for (const NodeInfo& n : view.nodes())
+      if (smallest.empty() || n.name() < smallest) smallest = n.name();
+    return smallest;
+  };
+  for (const std::string gone : {"n0", "n1", "n10", "n100", "n1000"}) {
+    const Decision d = engine.place(Pod{}, view);
+    ASSERT_NE(d.selected, nullptr);
+    EXPECT_EQ(d.selected->name(), smallestNow());
+    EXPECT_EQ(d.selected->name(), gone);
+    // The same tie over copies of the nodes, in the view's order.
+    std::vector<NodeInfo> copies(view.nodes().begin(), view.nodes().end());
+    std::vector<const NodeInfo*> candidates;
+    for (const NodeInfo& n : copies) candidates.push_back(&n);
+    const Decision fromCopies = engine.evaluate(Pod{}, view, candidates, Detail::Summary);
+    ASSERT_NE(fromCopies.selected, nullptr);
+    EXPECT_EQ(fromCopies.selected->name(), gone);
+    view.removeNode(gone);
+  }
+  EXPECT_EQ(engine.place(Pod{}, view).selected->name(), "n1001");
+}
+
 TEST(Engine, ReasonCountsAreSortedByReason) {
   auto profile = Profile::fromJson(
       profileWith({{"filter", {{"enabled", {{{"name", "FilterA"}}}}}}},
