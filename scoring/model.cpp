@@ -44,18 +44,19 @@ bool hasTag(std::string_view name) {
   return std::memchr(name.data() + at, '/', name.size() - at) == nullptr;
 }
 
+// Appends `name` to `out`, normalised.
+void appendNormalizedImageName(std::string& out, std::string_view name) {
+  out.append(name);
+  if (!hasTag(name)) out.append(":latest");
+}
+
 }  // namespace
 
 std::string normalizedImageName(std::string_view name) {
   std::string out;
   out.reserve(name.size() + 7);
-  out.append(name);
-  normalizeImageName(out);
+  appendNormalizedImageName(out, name);
   return out;
-}
-
-void normalizeImageName(std::string& name) {
-  if (!hasTag(name)) name += ":latest";
 }
 
 void NodeImages::reserve(size_t images, size_t names, size_t textBytes) {
@@ -69,8 +70,7 @@ void NodeImages::openImage() {
 }
 
 void NodeImages::addName(std::string_view name) {
-  text_.append(name);
-  if (!hasTag(name)) text_.append(":latest");
+  appendNormalizedImageName(text_, name);
   nameEnds_.push_back(static_cast<uint32_t>(text_.size()));
   ++entries_.back().nameCount;
 }

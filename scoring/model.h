@@ -348,8 +348,6 @@ bool hasMatchLabelKeys(const Pod& pod);
 
 // Upstream normalizedImageName: adds ":latest" when the name has neither tag nor digest.
 std::string normalizedImageName(std::string_view name);
-// The same in place: a name that already has a tag or digest is left as it is.
-void normalizeImageName(std::string& name);
 
 // Recomputes pod.requests, pod.nonZeroRequests and pod.hostPorts from the containers.
 void computePodRequests(Pod& pod);
