@@ -594,6 +594,8 @@ Decision decide(const Profile& profile, const Engine::Groups& groups, const Pod&
   std::vector<uint16_t> lateRejectionFilter;
   std::optional<Status> lateFailure;
   const NominatedOverlay nominated(pod, view);
+  const bool lockTiles = !cached || !nominated.empty() ||
+                         std::any_of(late.begin(), late.end(), [](const auto& f) { return f.first->readsAccounting(); });
 
   // Node by node, tile by tile; then the late filters over the tile. The
   // final verdict of a node is the first rejection in profile order.
@@ -646,8 +648,11 @@ Decision decide(const Profile& profile, const Engine::Groups& groups, const Pod&
         for (size_t offset = 0; offset < kHotNodeBytes; offset += 64) __builtin_prefetch(line + offset);
       }
     }
-    // The tile's accounting holds still while it is filtered (and scored).
-    AccountingReadGuard guard(view, std::span<const NodeInfo* const>(s.lateNodes.data(), n));
+    // The tile's accounting holds still while it is filtered (and scored),
+    // when anything here reads it: not for a cache entry's decision whose
+    // late filters read none and that has no nominated pod to add.
+    AccountingReadGuard guard(view, lockTiles ? std::span<const NodeInfo* const>(s.lateNodes.data(), n)
+                                              : std::span<const NodeInfo* const>());
     // (False only past 2^20 distinct rejections: s.changed is then not the
     // list of the nodes that passed.)
     const bool filteredWhole = cached || filterNodeByNode(r, pod, s.changed, s.changedNodes, true, s);
@@ -803,7 +808,8 @@ Decision decide(const Profile& profile, const Engine::Groups& groups, const Pod&
     for (size_t tileStart = 0; tileStart < feasibleCount; tileStart += kTile) {
       const size_t n = std::min(kTile, feasibleCount - tileStart);
       std::span<const NodeInfo* const> tile(s.feasibleNodes.data() + tileStart, n);
-      AccountingReadGuard guard(view, tile);
+      AccountingReadGuard guard(view, scorePlugins[p].plugin->readsAccounting() ? tile
+                                                                                : std::span<const NodeInfo* const>());
       scorePlugins[p].plugin->scoreAll(state, pod, tile, std::span<int64_t>(out + tileStart, n));
     }
   }

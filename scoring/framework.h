@@ -156,6 +156,13 @@ class Plugin {
   // Reads of the pod stay within its Shape fields (scoring/pod_fields.h: no
   // labels, no name).
   virtual bool resultsReusable() const { return false; }
+  // Whether Filter or Score reads a node's accounting (NodeInfo::requested,
+  // nonZeroRequested, podCount, usedPorts). The engine holds the accounting
+  // of the nodes it passes still only around the plugins that do (all but
+  // those that say otherwise): a decision from the decision cache, whose
+  // plugins that remain read only their cycle state and the nodes' labels,
+  // takes no accounting lock.
+  virtual bool readsAccounting() const { return true; }
 };
 
 class PreFilterPlugin : public virtual Plugin {

@@ -192,6 +192,7 @@ class InterPodAffinity final : public PreFilterPlugin,
   explicit InterPodAffinity(InterPodAffinityArgs args) : args_(args) {}
   std::string_view name() const override { return names::kInterPodAffinity; }
   bool preScoreReadsFeasibleNodes() const override { return false; }
+  bool readsAccounting() const override { return false; }  // labels and its cycle state only
 
   Status preFilter(CycleState& cycle, const Pod& pod, const ClusterView& view) const override {
     std::vector<std::string> errors;

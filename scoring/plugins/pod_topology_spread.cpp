@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <mutex>
 #include <optional>
 
 #include <nlohmann/json.hpp>
 
+#include "scoring/decision_cache.h"
 #include "scoring/exact_quotient.h"
 #include "scoring/plugins/names.h"
 #include "scoring/plugins/node_affinity.h"
@@ -528,13 +530,111 @@ bool hasAllKeys(const std::vector<TopologyKey>& keys, const NodeInfo& node) {
   return std::all_of(keys.begin(), keys.end(), [&](const TopologyKey& k) { return k.presentOn(node); });
 }
 
+// PreFilter's static half: for each hard constraint, which domains count
+// (upstream's TpKeyToDomainsNum and the domains PreFilter registers: the
+// values of the nodes that have every constraint's key and pass the
+// constraint's inclusion policies) and which nodes' pods count in them. It
+// depends on the pod's Shape fields (its constraints, node affinity and
+// tolerations) and on the view's node set and labels and taints, so it holds
+// for one view generation (ClusterView::staticGeneration) and is built once
+// per pod shape there (EligibleDomainsMemo): then a decision counts only the
+// nodes holding matching pods instead of walking every node.
+struct EligibleDomains {
+  static constexpr uint32_t kNone = UINT32_MAX;
+  struct PerConstraint {
+    std::vector<uint32_t> domainOfValue;  // by node label value id: index among the eligible domains, or kNone
+    std::vector<uint32_t> domainOfNode;   // by NodeInfo::id: the domain its pods count in, or kNone
+    uint32_t domains = 0;                 // eligible domains
+    uint32_t ofValue(uint32_t value) const { return value < domainOfValue.size() ? domainOfValue[value] : kNone; }
+  };
+  std::vector<PerConstraint> constraints;
+};
+
+std::shared_ptr<const EligibleDomains> buildEligibleDomains(const std::vector<Constraint>& constraints,
+                                                            const std::vector<TopologyKey>& keys, const Pod& pod,
+                                                            const ClusterView& view) {
+  auto out = std::make_shared<EligibleDomains>();
+  const RequiredNodeAffinity affinity(pod);
+  const size_t n = constraints.size();
+  out->constraints.resize(n);
+  for (EligibleDomains::PerConstraint& c : out->constraints) {
+    c.domainOfValue.assign(view.nodeLabelValueBound(), EligibleDomains::kNone);
+    c.domainOfNode.assign(view.nodeIdBound(), EligibleDomains::kNone);
+  }
+  for (const NodeInfo& node : view.nodes()) {
+    if (!hasAllKeys(keys, node)) continue;
+    for (size_t i = 0; i < n; ++i) {
+      if (!matchesInclusionPolicies(constraints[i], pod, node.node, affinity)) continue;
+      EligibleDomains::PerConstraint& c = out->constraints[i];
+      const uint32_t value = keys[i].valueOf(node);
+      if (value >= c.domainOfValue.size()) continue;  // a view node's value is always below the bound
+      if (c.domainOfValue[value] == EligibleDomains::kNone) c.domainOfValue[value] = c.domains++;
+      if (node.id < c.domainOfNode.size()) c.domainOfNode[node.id] = c.domainOfValue[value];
+    }
+  }
+  return out;
+}
+
+// The EligibleDomains of recent pod shapes, each for the view generation it
+// was built in; the least recently used is replaced. Thread-safe: decisions
+// on many threads share it (a shape built twice at once keeps one).
+class EligibleDomainsMemo {
+ public:
+  static constexpr size_t kCapacity = 64;
+
+  template <class Build>
+  std::shared_ptr<const EligibleDomains> get(const Pod& pod, const ClusterView& view, Build build) const {
+    // A pod too large to copy cheaply is computed each time (as the decision cache does).
+    if (schedulingBytes(pod) > DecisionCache::kMaxPodBytes) return build();
+    const uint64_t generation = view.staticGeneration();
+    const size_t hash = schedulingHash(pod);
+    {
+      std::lock_guard lock(mutex_);
+      for (Entry& e : entries_) {
+        if (e.generation == generation && e.hash == hash && sameSchedulingFields(e.pod, pod)) {
+          e.lastUse = ++clock_;
+          return e.domains;
+        }
+      }
+    }
+    std::shared_ptr<const EligibleDomains> built = build();
+    std::lock_guard lock(mutex_);
+    Entry* slot = nullptr;
+    if (entries_.size() < kCapacity) {
+      slot = &entries_.emplace_back();
+    } else {
+      slot = &*std::min_element(entries_.begin(), entries_.end(), [&](const Entry& a, const Entry& b) {
+        // Another generation's entries first, then the least recently used.
+        return std::pair(a.generation == generation, a.lastUse) < std::pair(b.generation == generation, b.lastUse);
+      });
+    }
+    slot->generation = generation;
+    slot->hash = hash;
+    slot->pod = pod;
+    slot->lastUse = ++clock_;
+    slot->domains = built;
+    return built;
+  }
+
+ private:
+  struct Entry {
+    uint64_t generation = 0;
+    size_t hash = 0;
+    Pod pod;
+    uint64_t lastUse = 0;
+    std::shared_ptr<const EligibleDomains> domains;
+  };
+  mutable std::mutex mutex_;
+  mutable std::vector<Entry> entries_;
+  mutable uint64_t clock_ = 0;
+};
+
 struct PreFilterState final : StateData {
   std::vector<Constraint> constraints;
   std::vector<TopologyKey> keys;
-  std::vector<DomainCounts> counts;           // per constraint: matching pods per eligible domain
-  std::vector<std::vector<char>> eligible;    // per constraint, by value id: an eligible domain
-  std::vector<int64_t> domains;               // per constraint: eligible domains
-  std::vector<int64_t> minMatch;              // per constraint: the minimum over them (MaxInt32 when none)
+  std::shared_ptr<const EligibleDomains> eligible;  // per constraint: its domains and the nodes counting in them
+  std::vector<std::vector<int64_t>> counts;         // per constraint, by eligible domain: matching pods
+  std::vector<int64_t> minMatch;                    // per constraint: the minimum over them (MaxInt32 when none)
   std::vector<bool> selfMatch;
 };
 
@@ -544,11 +644,12 @@ const Status* rejectionOf(const PreFilterState& state, const NodeInfo& node) {
   static const Status kSkew(Code::Unschedulable, std::string(kErrReasonConstraintsNotMatch));
   for (size_t i = 0; i < state.constraints.size(); ++i) {
     const Constraint& c = state.constraints[i];
+    const EligibleDomains::PerConstraint& eligible = state.eligible->constraints[i];
     const uint32_t value = state.keys[i].valueOf(node);
     if (value == TopologyKey::kAbsent) return &kMissingLabel;
-    const int64_t minimum = state.domains[i] < c.minDomains ? 0 : state.minMatch[i];
-    const int64_t matchNum =
-        value != TopologyKey::kUnknown && state.eligible[i][value] ? state.counts[i].get(value) : 0;
+    const int64_t minimum = static_cast<int64_t>(eligible.domains) < c.minDomains ? 0 : state.minMatch[i];
+    const uint32_t domain = value != TopologyKey::kUnknown ? eligible.ofValue(value) : EligibleDomains::kNone;
+    const int64_t matchNum = domain != EligibleDomains::kNone ? state.counts[i][domain] : 0;
     const int64_t skew = matchNum + (state.selfMatch[i] ? 1 : 0) - minimum;
     if (skew > c.maxSkew) return &kSkew;
   }
@@ -558,15 +659,9 @@ const Status* rejectionOf(const PreFilterState& state, const NodeInfo& node) {
 // The fewest matching pods over constraint i's eligible domains (an eligible
 // domain with no pod is a minimum of 0); MaxInt32 when there is none.
 int64_t minMatchOf(const PreFilterState& state, size_t i) {
-  if (state.domains[i] == 0) return std::numeric_limits<int32_t>::max();
-  int64_t withPods = 0;
-  int64_t low = std::numeric_limits<int64_t>::max();
-  for (uint32_t v : state.counts[i].touched()) {
-    if (!state.eligible[i][v] || state.counts[i].get(v) == 0) continue;
-    ++withPods;
-    low = std::min(low, state.counts[i].get(v));
-  }
-  return withPods < state.domains[i] ? 0 : low;
+  const std::vector<int64_t>& counts = state.counts[i];
+  if (counts.empty()) return std::numeric_limits<int32_t>::max();
+  return *std::min_element(counts.begin(), counts.end());
 }
 
 struct PreScoreState final : StateData {
@@ -623,6 +718,7 @@ class PodTopologySpread final : public PreFilterPlugin,
  public:
   explicit PodTopologySpread(PodTopologySpreadArgs args) : args_(std::move(args)) {}
   std::string_view name() const override { return names::kPodTopologySpread; }
+  bool readsAccounting() const override { return false; }  // labels and its cycle state only
 
   Status preFilter(CycleState& cycle, const Pod& pod, const ClusterView& view) const override {
     auto source = constraintsOf(pod, view, args_, "DoNotSchedule");
@@ -632,26 +728,21 @@ class PodTopologySpread final : public PreFilterPlugin,
     state->constraints = std::move(source->constraints);
     const size_t n = state->constraints.size();
     const std::shared_ptr<const ReservedPods> reserved = view.reservedPods();
-    const RequiredNodeAffinity affinity(pod);
-    std::vector<PodsPerNode> perNode;
     for (const Constraint& c : state->constraints) {
       state->keys.emplace_back(view, c.topologyKey);
-      state->counts.emplace_back(view.nodeLabelValueBound());
-      state->eligible.emplace_back(view.nodeLabelValueBound(), 0);
-      perNode.emplace_back(view, *reserved, c, pod.namespace_);
       state->selfMatch.push_back(c.selector.matches(pod.labels));
     }
-    state->domains.assign(n, 0);
-    for (const NodeInfo& node : view.nodes()) {
-      if (!hasAllKeys(state->keys, node)) continue;
-      for (size_t i = 0; i < n; ++i) {
-        if (!matchesInclusionPolicies(state->constraints[i], pod, node.node, affinity)) continue;
-        const uint32_t value = state->keys[i].valueOf(node);
-        if (!state->eligible[i][value]) {
-          state->eligible[i][value] = 1;
-          ++state->domains[i];
-        }
-        state->counts[i].add(value, perNode[i].onViewNode(node.id));
+    state->eligible = eligibleMemo_.get(pod, view, [&] {
+      return buildEligibleDomains(state->constraints, state->keys, pod, view);
+    });
+    // Each node's matching pods count in its domain, if it has one.
+    for (size_t i = 0; i < n; ++i) {
+      const EligibleDomains::PerConstraint& eligible = state->eligible->constraints[i];
+      std::vector<int64_t>& counts = state->counts.emplace_back(eligible.domains, 0);
+      const PodsPerNode perNode(view, *reserved, state->constraints[i], pod.namespace_);
+      for (uint32_t id : perNode.nodes()) {  // each once: PodsPerNode only adds
+        const uint32_t domain = id < eligible.domainOfNode.size() ? eligible.domainOfNode[id] : EligibleDomains::kNone;
+        if (domain != EligibleDomains::kNone) counts[domain] += perNode.onViewNode(id);
       }
     }
     state->minMatch.assign(n, std::numeric_limits<int32_t>::max());
@@ -674,13 +765,15 @@ class PodTopologySpread final : public PreFilterPlugin,
       for (size_t i = 0; i < counted->constraints.size(); ++i) {
         const Constraint& c = counted->constraints[i];
         const uint32_t value = counted->keys[i].valueOf(node);
-        if (value == TopologyKey::kUnknown || !counted->eligible[i][value]) continue;
+        const uint32_t domain =
+            value != TopologyKey::kUnknown ? counted->eligible->constraints[i].ofValue(value) : EligibleDomains::kNone;
+        if (domain == EligibleDomains::kNone) continue;
         if (!matchesInclusionPolicies(c, pod, node.node, affinity)) continue;
         int64_t pods = 0;
         for (const NominatedPod* n : added)
           if (n->namespace_ == pod.namespace_ && c.selector.matches(n->labels)) ++pods;
         if (pods == 0) continue;
-        counted->counts[i].add(value, pods);
+        counted->counts[i][domain] += pods;
         counted->minMatch[i] = minMatchOf(*counted, i);
       }
     }
@@ -886,8 +979,8 @@ class PodTopologySpread final : public PreFilterPlugin,
     }
   }
 
- private:
   PodTopologySpreadArgs args_;
+  EligibleDomainsMemo eligibleMemo_;  // PreFilter's static half per pod shape
 };
 
 }  // namespace

@@ -6,7 +6,7 @@
 //   admission_loadgen [--nodes 5000] [--pods-per-node 30] [--clients 8]
 //                     [--seconds 5] [--workers 8] [--route both|mutate|echo|hold]
 //                     [--rate R] [--profile default|trivial] [--dry-run 1]
-//                     [--watch-rate W] [--decision-cache ENTRIES]
+//                     [--watch-rate W] [--decision-cache ENTRIES] [--distinct N]
 //
 // Closed loop (default): each client sends its next request as soon as the
 // previous answer arrives; the figure is the maximum throughput, and latency
@@ -30,6 +30,10 @@
 // default spreading, 6 required anti-affinity on the hostname, 7 required
 // affinity on the zone, 8 a DoNotSchedule zone spread; see
 // generatePendingPod), 512 replicas of different Deployments.
+//
+// --distinct N cycles through N distinct pending pods (default 512), each of
+// its own Deployment, so N pod shapes for the decision cache (issue 16 names
+// 256).
 //
 // --decision-cache ENTRIES sizes the engine's decision cache (default: the
 // engine's default; 0: none, every decision computes every node), for an A/B
@@ -140,6 +144,8 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
+constexpr int kDefaultPayloads = 512;  // distinct pending pods sent unless --distinct says otherwise
+
 struct Options {
   int nodes = 5000;
   int podsPerNode = 30;
@@ -152,6 +158,7 @@ struct Options {
   bool dryRun = false;  // dryRun reviews: decisions without reservations
   double watchRate = 0;  // > 0: pod MODIFIED events applied to the view per second meanwhile
   size_t decisionCache = Engine::kDefaultCacheCapacity;
+  int distinct = kDefaultPayloads;  // --distinct N: how many distinct pending pods (shapes) the clients cycle through
   int shape = -1;  // --shape N: only pending pods of shape N (index % kPendingShapes); -1: the mix
   int events = 0;  // 1: decisions followed (PlacedPods) and told as Events to an accepting Events API; 2: a failing one
   int connections = 0;  // idle keep-alive connections held open during the run
@@ -512,14 +519,12 @@ class ApiServerModel {
   std::thread thread_;  // last: starts once the members above exist
 };
 
-constexpr int kPayloads = 512;  // distinct pending pods sent
-
 int payloadPodIndex(int i, int shape) { return shape < 0 ? i : i * kPendingShapes + shape; }
 
 // The namespaces of the pods makePayloads sends.
 std::vector<std::string> pendingNamespaces(const GeneratorParams& params, int shape) {
   std::vector<std::string> out;
-  for (int i = 0; i < kPayloads; ++i)
+  for (int i = 0; i < kDefaultPayloads; ++i)
     out.push_back(generatePendingPod(params, payloadPodIndex(i, shape))["metadata"].value("namespace", "default"));
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());
@@ -801,7 +806,7 @@ int runClients(const Options& o, const GeneratorParams& params) {
   }
   const uint16_t port = static_cast<uint16_t>(std::stoi(portText));
   const std::string caPem = readFile(o.targetDir + "/ca.pem");
-  auto payloads = makePayloads(params, kPayloads, o.dryRun, o.shape);
+  auto payloads = makePayloads(params, o.distinct, o.dryRun, o.shape);
   std::printf("target port %u; clients=%d seconds=%.1f connections=%d slowloris=%d\n", port, o.clients, o.seconds,
               o.connections, o.slowloris);
   if (o.serverPid > 0) std::printf("server RSS before: %.1f MB\n", rssMb(o.serverPid));
@@ -878,6 +883,7 @@ int main(int argc, char** argv) {
     else if (a == "--events") o.events = std::stoi(v);
     else if (a == "--decision-cache") o.decisionCache = std::stoul(v);
     else if (a == "--shape") o.shape = std::stoi(v);
+    else if (a == "--distinct") o.distinct = std::stoi(v);
     else if (a == "--connections") o.connections = std::stoi(v);
     else if (a == "--slowloris") o.slowloris = std::stoi(v);
     else if (a == "--slowloris-interval") o.slowlorisIntervalMs = std::stoi(v);
@@ -1070,7 +1076,7 @@ int main(int argc, char** argv) {
     return 0;
   }
 
-  auto payloads = makePayloads(params, kPayloads, o.dryRun, o.shape);
+  auto payloads = makePayloads(params, o.distinct, o.dryRun, o.shape);
   {
     // The decision alone, on one thread, for scale: every node computed (no cache).
     const Engine uncached(profile, 0);

@@ -317,6 +317,55 @@ TEST_F(TopologyPluginTest, NodeAffinityPolicyDecidesWhichDomainsCount) {
   EXPECT_FALSE(ignored.reason.contains("c1"));
 }
 
+// One engine deciding pods in turn over a view that changes: which domains
+// count for a DoNotSchedule constraint is worked out once per pod shape and
+// view generation, so it must follow each pod's own nodeSelector and every
+// change of a node's labels.
+TEST_F(TopologyPluginTest, TheDomainsThatCountFollowEachPodsNodeSelectorAndNodeLabelChanges) {
+  auto blue = [](const std::string& name, const std::string& zone) {
+    return node(name, {{"topology.kubernetes.io/zone", zone}, {"pool", "blue"}});
+  };
+  auto decoded = decodeSnapshot({{"nodes", {blue("a1", "zone-a"), blue("b1", "zone-b"), zoned("c1", "zone-c")}},
+                                 {"pods", {pod("w1", {{"app", "web"}}, "a1"), pod("w2", {{"app", "web"}}, "b1")}}});
+  ASSERT_TRUE(decoded.ok()) << decoded.error().message;
+  ClusterState state;
+  state.update([&](MutableClusterView& v) { fillView(v, *decoded); });
+  json profile = {{"plugins",
+                   {{"multiPoint", {{"enabled", {{{"name", "PodTopologySpread"}}}}, {"disabled", {{{"name", "*"}}}}}}}}};
+  Engine engine(Profile::fromJson(profile).value());
+  auto incoming = [](bool onlyBlue) {
+    json p = pod("p", {{"app", "web"}});
+    if (onlyBlue) p["spec"]["nodeSelector"] = {{"pool", "blue"}};
+    p["spec"]["topologySpreadConstraints"] =
+        json::array({spread(1, "topology.kubernetes.io/zone", "DoNotSchedule", {{"app", "web"}})});
+    return decodePod(p).value();
+  };
+  // The nodes that pass, by name.
+  auto feasible = [&](const Pod& p) {
+    std::vector<std::string> out;
+    state.read([&](const ClusterView& view) {
+      Decision d = engine.place(p, view, Detail::Full);
+      for (const NodeOutcome& o : d.nodes)
+        if (o.code == Code::Success) out.push_back(o.node->name());
+    });
+    std::sort(out.begin(), out.end());
+    return out;
+  };
+  using Names = std::vector<std::string>;
+  // Only blue nodes: zone-c is no domain, zone-a and zone-b hold one pod each.
+  EXPECT_EQ(feasible(incoming(true)), (Names{"a1", "b1", "c1"}));
+  // Any node: zone-c is a domain without pods, so the minimum is 0.
+  EXPECT_EQ(feasible(incoming(false)), (Names{"c1"}));
+  EXPECT_EQ(feasible(incoming(true)), (Names{"a1", "b1", "c1"}));
+  // c1 joins the blue pool: zone-c now counts for the blue pods too.
+  state.upsertNode(decodeNode(blue("c1", "zone-c")).value());
+  EXPECT_EQ(feasible(incoming(true)), (Names{"c1"}));
+  // c1 moves to zone-a: two domains again, zone-a with one pod (w1), zone-b with one.
+  state.upsertNode(decodeNode(blue("c1", "zone-a")).value());
+  EXPECT_EQ(feasible(incoming(true)), (Names{"a1", "b1", "c1"}));
+  EXPECT_EQ(feasible(incoming(false)), (Names{"a1", "b1", "c1"}));
+}
+
 // ---- PodTopologySpread: Score, and the system defaults ----
 
 TEST_F(TopologyPluginTest, SystemDefaultsSpreadAReplicaSetsPodsAcrossZonesAndNodes) {
