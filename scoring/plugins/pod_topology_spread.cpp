@@ -8,7 +8,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include "scoring/decision_cache.h"
 #include "scoring/exact_quotient.h"
 #include "scoring/plugins/names.h"
 #include "scoring/plugins/node_affinity.h"
@@ -534,11 +533,11 @@ bool hasAllKeys(const std::vector<TopologyKey>& keys, const NodeInfo& node) {
 // (upstream's TpKeyToDomainsNum and the domains PreFilter registers: the
 // values of the nodes that have every constraint's key and pass the
 // constraint's inclusion policies) and which nodes' pods count in them. It
-// depends on the pod's Shape fields (its constraints, node affinity and
-// tolerations) and on the view's node set and labels and taints, so it holds
+// depends on the pod's constraints, node affinity and tolerations
+// (EligibilityKey) and on the view's node set and labels and taints, so it holds
 // for one view generation (ClusterView::staticGeneration) and is built once
-// per pod shape there (EligibleDomainsMemo): then a decision counts only the
-// nodes holding matching pods instead of walking every node.
+// per EligibilityKey there (EligibleDomainsMemo): then a decision counts only
+// the nodes holding matching pods instead of walking every node.
 struct EligibleDomains {
   static constexpr uint32_t kNone = UINT32_MAX;
   struct PerConstraint {
@@ -564,10 +563,11 @@ std::shared_ptr<const EligibleDomains> buildEligibleDomains(const std::vector<Co
   for (const NodeInfo& node : view.nodes()) {
     if (!hasAllKeys(keys, node)) continue;
     for (size_t i = 0; i < n; ++i) {
-      if (!matchesInclusionPolicies(constraints[i], pod, node.node, affinity)) continue;
       EligibleDomains::PerConstraint& c = out->constraints[i];
       const uint32_t value = keys[i].valueOf(node);
-      if (value >= c.domainOfValue.size()) continue;  // a view node's value is always below the bound
+      // (A view node's value is always below the bound; kAbsent is past it.)
+      if (value >= c.domainOfValue.size()) continue;
+      if (!matchesInclusionPolicies(constraints[i], pod, node.node, affinity)) continue;
       if (c.domainOfValue[value] == EligibleDomains::kNone) c.domainOfValue[value] = c.domains++;
       if (node.id < c.domainOfNode.size()) c.domainOfNode[node.id] = c.domainOfValue[value];
     }
@@ -575,23 +575,62 @@ std::shared_ptr<const EligibleDomains> buildEligibleDomains(const std::vector<Co
   return out;
 }
 
-// The EligibleDomains of recent pod shapes, each for the view generation it
-// was built in; the least recently used is replaced. Thread-safe: decisions
-// on many threads share it (a shape built twice at once keeps one).
+// What EligibleDomains depends on besides the view: the constraints' keys
+// and inclusion policies, and the pod's node affinity (nodeSelector and
+// required terms) and tolerations where a policy honours them. Pods of many
+// shapes share one (the same constraints without node affinity).
+struct EligibilityKey {
+  struct Of {
+    std::string topologyKey;
+    bool honorNodeAffinity = true;
+    bool honorNodeTaints = false;
+    bool operator==(const Of&) const = default;
+  };
+  std::vector<Of> constraints;
+  Labels nodeSelector;
+  std::optional<NodeSelector> required;
+  std::vector<Toleration> tolerations;
+  bool operator==(const EligibilityKey&) const = default;
+
+  EligibilityKey(const std::vector<Constraint>& of, const Pod& pod) {
+    bool affinity = false;
+    bool taints = false;
+    for (const Constraint& c : of) {
+      constraints.push_back({c.topologyKey, c.honorNodeAffinity, c.honorNodeTaints});
+      affinity |= c.honorNodeAffinity;
+      taints |= c.honorNodeTaints;
+    }
+    if (affinity) {
+      nodeSelector = pod.nodeSelector;
+      if (pod.nodeAffinity) required = pod.nodeAffinity->required;
+    }
+    if (taints) tolerations = pod.tolerations;
+  }
+  size_t hash() const {
+    size_t h = nodeSelector.size() * 31 + tolerations.size() * 131 +
+               (required ? 1 + required->terms.size() : 0) * 1031;
+    for (const Of& c : constraints)
+      h = h * 1000003 ^ (std::hash<std::string>()(c.topologyKey) + c.honorNodeAffinity * 2 + c.honorNodeTaints);
+    for (const auto& [k, v] : nodeSelector) h = h * 1000003 ^ std::hash<std::string>()(k) ^ std::hash<std::string>()(v);
+    return h;
+  }
+};
+
+// The EligibleDomains of recent keys, each for the view generation it was
+// built in; the least recently used is replaced. Thread-safe: decisions on
+// many threads share it (a key built twice at once keeps one).
 class EligibleDomainsMemo {
  public:
   static constexpr size_t kCapacity = 64;
 
   template <class Build>
-  std::shared_ptr<const EligibleDomains> get(const Pod& pod, const ClusterView& view, Build build) const {
-    // A pod too large to copy cheaply is computed each time (as the decision cache does).
-    if (schedulingBytes(pod) > DecisionCache::kMaxPodBytes) return build();
+  std::shared_ptr<const EligibleDomains> get(const EligibilityKey& key, const ClusterView& view, Build build) const {
     const uint64_t generation = view.staticGeneration();
-    const size_t hash = schedulingHash(pod);
+    const size_t hash = key.hash();
     {
       std::lock_guard lock(mutex_);
       for (Entry& e : entries_) {
-        if (e.generation == generation && e.hash == hash && sameSchedulingFields(e.pod, pod)) {
+        if (e.generation == generation && e.hash == hash && e.key == key) {
           e.lastUse = ++clock_;
           return e.domains;
         }
@@ -601,16 +640,16 @@ class EligibleDomainsMemo {
     std::lock_guard lock(mutex_);
     Entry* slot = nullptr;
     if (entries_.size() < kCapacity) {
-      slot = &entries_.emplace_back();
+      slot = &entries_.emplace_back(key);
     } else {
       slot = &*std::min_element(entries_.begin(), entries_.end(), [&](const Entry& a, const Entry& b) {
         // Another generation's entries first, then the least recently used.
         return std::pair(a.generation == generation, a.lastUse) < std::pair(b.generation == generation, b.lastUse);
       });
+      slot->key = key;
     }
     slot->generation = generation;
     slot->hash = hash;
-    slot->pod = pod;
     slot->lastUse = ++clock_;
     slot->domains = built;
     return built;
@@ -618,9 +657,10 @@ class EligibleDomainsMemo {
 
  private:
   struct Entry {
+    explicit Entry(EligibilityKey k) : key(std::move(k)) {}
+    EligibilityKey key;
     uint64_t generation = 0;
     size_t hash = 0;
-    Pod pod;
     uint64_t lastUse = 0;
     std::shared_ptr<const EligibleDomains> domains;
   };
@@ -732,7 +772,7 @@ class PodTopologySpread final : public PreFilterPlugin,
       state->keys.emplace_back(view, c.topologyKey);
       state->selfMatch.push_back(c.selector.matches(pod.labels));
     }
-    state->eligible = eligibleMemo_.get(pod, view, [&] {
+    state->eligible = eligibleMemo_.get(EligibilityKey(state->constraints, pod), view, [&] {
       return buildEligibleDomains(state->constraints, state->keys, pod, view);
     });
     // Each node's matching pods count in its domain, if it has one.
@@ -980,7 +1020,7 @@ class PodTopologySpread final : public PreFilterPlugin,
   }
 
   PodTopologySpreadArgs args_;
-  EligibleDomainsMemo eligibleMemo_;  // PreFilter's static half per pod shape
+  EligibleDomainsMemo eligibleMemo_;  // PreFilter's static half
 };
 
 }  // namespace

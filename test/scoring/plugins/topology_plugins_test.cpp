@@ -318,9 +318,10 @@ TEST_F(TopologyPluginTest, NodeAffinityPolicyDecidesWhichDomainsCount) {
 }
 
 // One engine deciding pods in turn over a view that changes: which domains
-// count for a DoNotSchedule constraint is worked out once per pod shape and
-// view generation, so it must follow each pod's own nodeSelector and every
-// change of a node's labels.
+// count for a DoNotSchedule constraint is worked out once per view
+// generation for pods alike in node affinity and tolerations, so it must
+// follow each pod's own nodeSelector and tolerations and every change of a
+// node's labels and taints.
 TEST_F(TopologyPluginTest, TheDomainsThatCountFollowEachPodsNodeSelectorAndNodeLabelChanges) {
   auto blue = [](const std::string& name, const std::string& zone) {
     return node(name, {{"topology.kubernetes.io/zone", zone}, {"pool", "blue"}});
@@ -364,6 +365,23 @@ TEST_F(TopologyPluginTest, TheDomainsThatCountFollowEachPodsNodeSelectorAndNodeL
   state.upsertNode(decodeNode(blue("c1", "zone-a")).value());
   EXPECT_EQ(feasible(incoming(true)), (Names{"a1", "b1", "c1"}));
   EXPECT_EQ(feasible(incoming(false)), (Names{"a1", "b1", "c1"}));
+  // c1 back in zone-c with a NoSchedule taint. Honouring taints, zone-c counts
+  // for a pod that tolerates it and not for one that does not.
+  json tainted = blue("c1", "zone-c");
+  tainted["spec"]["taints"] = json::array({{{"key", "dedicated"}, {"value", "x"}, {"effect", "NoSchedule"}}});
+  state.upsertNode(decodeNode(tainted).value());
+  auto honouring = [](bool tolerates) {
+    json p = pod("p", {{"app", "web"}});
+    json c = spread(1, "topology.kubernetes.io/zone", "DoNotSchedule", {{"app", "web"}});
+    c["nodeTaintsPolicy"] = "Honor";
+    p["spec"]["topologySpreadConstraints"] = json::array({c});
+    if (tolerates)
+      p["spec"]["tolerations"] = json::array({{{"key", "dedicated"}, {"operator", "Exists"}, {"effect", "NoSchedule"}}});
+    return decodePod(p).value();
+  };
+  EXPECT_EQ(feasible(honouring(false)), (Names{"a1", "b1", "c1"}));
+  EXPECT_EQ(feasible(honouring(true)), (Names{"c1"}));
+  EXPECT_EQ(feasible(honouring(false)), (Names{"a1", "b1", "c1"}));
 }
 
 // ---- PodTopologySpread: Score, and the system defaults ----
