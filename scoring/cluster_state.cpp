@@ -444,7 +444,7 @@ void MutableClusterView::upsertNode(Node node) {
   }
   staticGeneration_.bump();
   nodes_.emplace_back();
-  nodeVersions_.push_back(1);
+  nodeVersions_.push_back(nodeVersionCounter_.next());
   NodeInfo& info = nodes_.back();
   info.node = std::move(node);
   info.generation = nodeGeneration_;

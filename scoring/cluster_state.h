@@ -23,6 +23,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <atomic>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -431,9 +432,14 @@ class ClusterView {
   // set or any node's labels, taints, images or cordon flag change, and no two
   // views share one; nodeVersions()[i] changes whenever anything of the node
   // at position i changes, its accounting included (so read it under the
-  // node's accounting stripe, as the accounting itself).
+  // node's accounting stripe, as the accounting itself). Versions come from
+  // one counter per view: lastNodeVersion() is the last one given, so every
+  // node changed after it was read has a larger version (a node changing
+  // meanwhile may have one too, but never a smaller one once its stripe is
+  // taken).
   uint64_t staticGeneration() const { return staticGeneration_.value; }
   std::span<const uint64_t> nodeVersions() const { return nodeVersions_; }
+  uint64_t lastNodeVersion() const { return nodeVersionCounter_.value.load(std::memory_order_acquire); }
   size_t podCount() const { return podIndex_.size(); }  // pods kept (bound, non-terminal)
   // Pods kept that carry required pod anti-affinity terms.
   size_t podsWithRequiredAntiAffinity() const { return podsWithRequiredAntiAffinity_; }
@@ -582,6 +588,18 @@ class ClusterView {
   };
   Generation staticGeneration_;
   std::vector<uint64_t> nodeVersions_;  // parallel to nodes_
+  // Gives node versions; atomic: reservations on different stripes touch nodes at once.
+  struct VersionCounter {
+    VersionCounter() = default;
+    VersionCounter(const VersionCounter& other) : value(other.value.load()) {}
+    VersionCounter& operator=(const VersionCounter& other) {
+      value.store(other.value.load());
+      return *this;
+    }
+    uint64_t next() { return value.fetch_add(1, std::memory_order_acq_rel) + 1; }
+    std::atomic<uint64_t> value{0};
+  };
+  VersionCounter nodeVersionCounter_;
   size_t podsWithRequiredAntiAffinity_ = 0;
   std::vector<uint32_t> nodePositionById_;  // NodeInfo::id -> position in nodes_ (kNone: free id)
   uint32_t idsOffPosition_ = 0;  // nodes whose NodeInfo::id is not their position in nodes_
@@ -716,7 +734,9 @@ class MutableClusterView : public ClusterView {
 
  private:
   // The node's fields or accounting changed (see nodeVersions()).
-  void touch(const NodeInfo& node) { ++nodeVersions_[static_cast<size_t>(&node - nodes_.data())]; }
+  void touch(const NodeInfo& node) {
+    nodeVersions_[static_cast<size_t>(&node - nodes_.data())] = nodeVersionCounter_.next();
+  }
   void attach(uint32_t slot, NodeInfo& node);
   void detach(uint32_t slot);
   void forgetPod(uint32_t slot);

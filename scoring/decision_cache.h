@@ -98,7 +98,9 @@ class DecisionCache {
     bool prepared = false;  // PreFilter ran for this generation
     bool unusable = false;  // this generation's results cannot be kept (PreFilter rejected, an error)
     NodeResults results;
-    std::vector<uint64_t> versions;  // the node version the results are for; 0: none yet
+    // Every node's results are for its version at most this one (a node
+    // whose version is larger changed since: ClusterView::lastNodeVersion).
+    uint64_t seenVersion = 0;
   };
 
   class Lease {

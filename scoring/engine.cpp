@@ -476,10 +476,10 @@ bool refreshEntry(const Profile& profile, const Engine::Groups& groups, Decision
       e.unusable = true;
       return false;
     }
-    // Every node is computed below (version 0 matches none); verdicts and raw
-    // scores are written before they are read, so a recycled entry's old
+    // Every node is computed below (every version is above 0); verdicts and
+    // raw scores are written before they are read, so a recycled entry's old
     // values need no clearing.
-    e.versions.assign(count, 0);
+    e.seenVersion = 0;
     r.verdicts.resize(count);
     r.rawRow.assign(profile.scorePlugins().size(), NodeResults::kNoRow);
     uint32_t rows = 0;
@@ -490,6 +490,9 @@ bool refreshEntry(const Profile& profile, const Engine::Groups& groups, Decision
   }
   Scratch& s = scratch;
   const std::span<const uint64_t> versions = view.nodeVersions();
+  // Read before any tile: a node changed after this has a larger version,
+  // seen now or by the next refresh.
+  const uint64_t upTo = view.lastNodeVersion();
   static_assert(kTile == AccountingStripes::kNodesPerStripe, "a tile is one accounting stripe");
   for (size_t tileStart = 0; tileStart < count; tileStart += kTile) {
     const size_t tileEnd = std::min(count, tileStart + kTile);
@@ -499,17 +502,17 @@ bool refreshEntry(const Profile& profile, const Engine::Groups& groups, Decision
     s.changed.clear();
     s.changedNodes.clear();
     for (size_t i = tileStart; i < tileEnd; ++i) {
-      if (e.versions[i] == versions[i]) continue;
+      if (versions[i] <= e.seenVersion) continue;
       s.changed.push_back(static_cast<uint32_t>(i));
       s.changedNodes.push_back(&nodes[i]);
     }
     if (s.changed.empty()) continue;
-    for (size_t i = tileStart; i < tileEnd; ++i) e.versions[i] = versions[i];
     if (!runNodeByNode(profile, groups, r, e.pod, view, s.changed, s.changedNodes, count, s)) {
       e.unusable = true;
       return false;
     }
   }
+  e.seenVersion = upTo;
   return true;
 }
 

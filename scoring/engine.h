@@ -73,9 +73,10 @@ class Engine {
  public:
   // Decisions for pods that schedule alike share per-node results through a
   // DecisionCache of up to `cacheCapacity` entries (0: none), when every
-  // plugin of the profile allows it. Each entry keeps about 12 + 4 x (score
-  // plugins run node by node) bytes per node (32 with the default profile:
-  // 256 entries take ~52 MB at 5,000 nodes, engine_bench's BM_CacheMemory).
+  // plugin of the profile allows it. Each entry keeps about 4 + 4 x (score
+  // plugins run node by node) bytes per node (24 with the default profile:
+  // 256 entries take ~41 MB at 5,000 nodes with their pods, engine_bench's
+  // BM_CacheMemory).
   static constexpr size_t kDefaultCacheCapacity = 256;
   explicit Engine(std::shared_ptr<const Profile> profile, size_t cacheCapacity = kDefaultCacheCapacity);
 

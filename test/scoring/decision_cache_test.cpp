@@ -340,6 +340,34 @@ TEST(DecisionCache, EntriesOfAnOlderGenerationAreRecycledFirstAndAtOnce) {
   EXPECT_EQ(cache.stats().bypassed, 0u);
 }
 
+// What a cache entry relies on to find the nodes changed since its last
+// refresh without keeping every node's version: no node's version exceeds
+// lastNodeVersion(), and a node that changes afterwards gets a larger one.
+TEST(DecisionCache, ANodeChangedAfterLastNodeVersionHasALargerVersion) {
+  GeneratorParams params;
+  params.nodes = 10;
+  params.podsPerNode = 2;
+  MutableClusterView view;
+  fillClusterView(view, params);
+  auto noneAbove = [](const ClusterView& v, uint64_t bound) {
+    return std::all_of(v.nodeVersions().begin(), v.nodeVersions().end(), [&](uint64_t x) { return x <= bound; });
+  };
+  const uint64_t seen = view.lastNodeVersion();
+  EXPECT_TRUE(noneAbove(view, seen));
+  Pod pod = generatePendingPodObject(params, 0);
+  ASSERT_TRUE(view.reserve(reservationFor(pod, view.nodes()[3].name(), 1)));
+  EXPECT_GT(view.nodeVersions()[3], seen) << "a reservation";
+  EXPECT_TRUE(noneAbove(view, view.lastNodeVersion()));
+  const uint64_t afterReserve = view.lastNodeVersion();
+  Node node = view.nodes()[5].node;
+  node.allocatable.memory -= 1;
+  view.upsertNode(node);
+  EXPECT_GT(view.nodeVersions()[5], afterReserve) << "a node's status";
+  EXPECT_LE(view.nodeVersions()[3], afterReserve) << "the others keep theirs";
+  view.release(reservationFor(pod, view.nodes()[3].name(), 1).id);
+  EXPECT_GT(view.nodeVersions()[3], view.nodeVersions()[5]) << "a release";
+}
+
 TEST(DecisionCache, ViewGenerationChangesWithStaticFieldsNotWithAccounting) {
   GeneratorParams params;
   params.nodes = 10;
