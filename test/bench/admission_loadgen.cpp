@@ -786,8 +786,9 @@ std::string seriesValue(const std::string& metricsText, const std::string& key) 
 // Event is through (received by the Events API and counted by the recorder,
 // or dropped), then the Events' figures. metricsText() is the server's
 // metrics (with the loadgen's loadgen_pods_appeared line).
-// `before`: the metrics at the start of the timed run (after a warm-up), whose
-// admissions are not the run's.
+// `before`: the metrics at the start of the timed run (after a warm-up, and
+// after earlier client runs of a --serve process), whose admissions are not
+// the run's.
 void reportOutcomes(const Options& o, const PhaseResult& mutate, const std::function<std::string()>& metricsText,
                     const std::function<uint64_t()>& eventsReceived, const std::string& before = std::string()) {
   std::string m = metricsText();
@@ -853,11 +854,10 @@ int runClients(const Options& o, const GeneratorParams& params) {
     co.caPem = caPem;
     auto client = testing::HttpTestClient::connect(co);
     if (!client || !(*client)->request("POST", "/loadgen/reset", "{}")) std::fprintf(stderr, "reset failed\n");
-    std::string metricsBefore;
-    if (o.warmup > 0) {
-      reportWarmup(runPhase("/mutate", port, caPem, payloads, warmupOptions(o), uids));
-      metricsBefore = getFrom(o.targetDir, "/loadgen/metrics");
-    }
+    if (o.warmup > 0) reportWarmup(runPhase("/mutate", port, caPem, payloads, warmupOptions(o), uids));
+    // The server's counters are its whole life's: earlier client runs and the
+    // warm-up are not this run's.
+    const std::string metricsBefore = getFrom(o.targetDir, "/loadgen/metrics");
     // CPU seconds per process, from just before the timed run until its Events are through.
     struct Cpu {
       double server = 0, sender = 0, sink = 0, clients = 0;
@@ -1171,13 +1171,11 @@ int main(int argc, char** argv) {
       });
     }
     if (apiServer) apiServer->reset();
-    std::string before;
-    DecisionCache::Stats cacheBefore;
-    if (o.warmup > 0) {
+    if (o.warmup > 0)
       reportWarmup(runPhase("/mutate", (*server)->port(), ca->certificatePem, payloads, warmupOptions(o), uids));
-      before = metrics.render();
-      if (const DecisionCache* cache = context.engine->cache()) cacheBefore = cache->stats();
-    }
+    const std::string before = metrics.render();
+    DecisionCache::Stats cacheBefore;
+    if (const DecisionCache* cache = context.engine->cache()) cacheBefore = cache->stats();
     PhaseResult mutate = runPhase("/mutate", (*server)->port(), ca->certificatePem, payloads, o, uids);
     watchDone = true;
     if (watch.joinable()) watch.join();
