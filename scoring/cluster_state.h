@@ -22,8 +22,8 @@
 // (snapshot pods); podKey() gives the key removePod() expects.
 
 #include <algorithm>
-#include <chrono>
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <deque>
 #include <memory>

@@ -544,7 +544,9 @@ struct EligibleDomains {
     std::vector<uint32_t> domainOfValue;  // by node label value id: index among the eligible domains, or kNone
     std::vector<uint32_t> domainOfNode;   // by NodeInfo::id: the domain its pods count in, or kNone
     uint32_t domains = 0;                 // eligible domains
+    // kNone past the bounds: for TopologyKey::kAbsent and kUnknown, and ids of no view node.
     uint32_t ofValue(uint32_t value) const { return value < domainOfValue.size() ? domainOfValue[value] : kNone; }
+    uint32_t ofNode(uint32_t id) const { return id < domainOfNode.size() ? domainOfNode[id] : kNone; }
   };
   std::vector<PerConstraint> constraints;
 };
@@ -688,7 +690,7 @@ const Status* rejectionOf(const PreFilterState& state, const NodeInfo& node) {
     const uint32_t value = state.keys[i].valueOf(node);
     if (value == TopologyKey::kAbsent) return &kMissingLabel;
     const int64_t minimum = static_cast<int64_t>(eligible.domains) < c.minDomains ? 0 : state.minMatch[i];
-    const uint32_t domain = value != TopologyKey::kUnknown ? eligible.ofValue(value) : EligibleDomains::kNone;
+    const uint32_t domain = eligible.ofValue(value);
     const int64_t matchNum = domain != EligibleDomains::kNone ? state.counts[i][domain] : 0;
     const int64_t skew = matchNum + (state.selfMatch[i] ? 1 : 0) - minimum;
     if (skew > c.maxSkew) return &kSkew;
@@ -781,7 +783,7 @@ class PodTopologySpread final : public PreFilterPlugin,
       std::vector<int64_t>& counts = state->counts.emplace_back(eligible.domains, 0);
       const PodsPerNode perNode(view, *reserved, state->constraints[i], pod.namespace_);
       for (uint32_t id : perNode.nodes()) {  // each once: PodsPerNode only adds
-        const uint32_t domain = id < eligible.domainOfNode.size() ? eligible.domainOfNode[id] : EligibleDomains::kNone;
+        const uint32_t domain = eligible.ofNode(id);
         if (domain != EligibleDomains::kNone) counts[domain] += perNode.onViewNode(id);
       }
     }
@@ -805,8 +807,7 @@ class PodTopologySpread final : public PreFilterPlugin,
       for (size_t i = 0; i < counted->constraints.size(); ++i) {
         const Constraint& c = counted->constraints[i];
         const uint32_t value = counted->keys[i].valueOf(node);
-        const uint32_t domain =
-            value != TopologyKey::kUnknown ? counted->eligible->constraints[i].ofValue(value) : EligibleDomains::kNone;
+        const uint32_t domain = counted->eligible->constraints[i].ofValue(value);
         if (domain == EligibleDomains::kNone) continue;
         if (!matchesInclusionPolicies(c, pod, node.node, affinity)) continue;
         int64_t pods = 0;

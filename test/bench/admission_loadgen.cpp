@@ -790,12 +790,12 @@ std::string seriesValue(const std::string& metricsText, const std::string& key) 
 // after earlier client runs of a --serve process), whose admissions are not
 // the run's.
 void reportOutcomes(const Options& o, const PhaseResult& mutate, const std::function<std::string()>& metricsText,
-                    const std::function<uint64_t()>& eventsReceived, const std::string& before = std::string()) {
+                    const std::function<uint64_t()>& eventsReceived, const std::string& before) {
   std::string m = metricsText();
   double assigned = 0;
   for (const char* outcome : {"assigned", "fallback", "skipped", "error"}) {
     const std::string key = std::string("placer_admissions_total{outcome=\"") + outcome + "\"}";
-    const double count = std::stod(seriesValue(m, key)) - (before.empty() ? 0.0 : std::stod(seriesValue(before, key)));
+    const double count = std::stod(seriesValue(m, key)) - std::stod(seriesValue(before, key));
     if (std::string_view(outcome) == "assigned") assigned = count;
     std::printf("  %s=%.0f", outcome, count);
   }
