@@ -32,7 +32,10 @@ struct Scratch {
   std::vector<const NodeInfo*> lateNodes;
   std::vector<const NodeInfo*> lateNodesLeft;  // parallel to lateIndex
   std::vector<uint32_t> lateVerdict;          // per tile position: 0, or 1 + index into lateRejections
+  // Rejected nodes per verdict (index v - 1) of the NodeResults and of the
+  // late filters, for a decision without detail; all 0 between decisions.
   std::vector<int32_t> verdictCounts;
+  std::vector<int32_t> lateVerdictCounts;
 };
 thread_local Scratch scratch;
 
@@ -709,6 +712,28 @@ Decision decide(const Profile& profile, const Engine::Groups& groups, const Pod&
       feasibleSoFar += passed;
       for (size_t i = tileStart; passed < n && i < tileEnd; ++i)
         if (const uint32_t v = r.verdicts[i]; v != 0) rejectNode(i, r.rejections[v - 1]);
+    } else if (!full && nominated.empty()) {
+      // The same without per-node detail or nominated pods: a rejected node
+      // is counted by its verdict, and each distinct rejection tallied once
+      // after the last tile (a tally's sums do not depend on the order).
+      for (size_t t = 0; t < n; ++t) {
+        const size_t i = tileStart + t;
+        const uint32_t slot = slotAt(i);
+        const uint32_t lateVerdict = s.lateVerdict[t];
+        const uint32_t v = r.verdicts[slot];
+        if (lateVerdict != 0) {
+          growTo(s.lateVerdictCounts, lateVerdict);
+          ++s.lateVerdictCounts[lateVerdict - 1];
+        } else if (v != 0) {
+          growTo(s.verdictCounts, v);
+          ++s.verdictCounts[v - 1];
+        } else {
+          s.feasible[feasibleSoFar] = static_cast<uint32_t>(i);
+          s.feasibleNodes[feasibleSoFar] = s.lateNodes[t];
+          s.feasibleSlots[feasibleSoFar] = slot;
+          ++feasibleSoFar;
+        }
+      }
     } else {
       for (size_t t = 0; t < n; ++t) {
         const size_t i = tileStart + t;
@@ -750,6 +775,17 @@ Decision decide(const Profile& profile, const Engine::Groups& groups, const Pod&
                                          std::span<int64_t>(s.scores.data() + p * count + tileFeasible, k));
     }
   }
+  // The rejections counted by verdict (above): tallied, and the counts left
+  // at zero for the next decision.
+  auto tallyCounted = [&](std::vector<int32_t>& counts, const std::deque<Status>& rejections) {
+    for (size_t v = 0; v < counts.size(); ++v) {
+      if (counts[v] == 0) continue;
+      tally.add(rejections[v].sharedReasons(), counts[v]);
+      counts[v] = 0;
+    }
+  };
+  tallyCounted(s.verdictCounts, r.rejections);
+  tallyCounted(s.lateVerdictCounts, lateRejections);
   tally.forEach([&](const Reasons& reasons, int32_t times) { countReasons(decision.reasonCounts, reasons, times); });
   std::sort(decision.reasonCounts.begin(), decision.reasonCounts.end());
   if (r.failure && !cached) decision.failure = r.failure;

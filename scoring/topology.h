@@ -8,8 +8,10 @@
 // holds still for the decision, read in Filter / Score. Not thread-safe;
 // each decision has its own.
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -183,14 +185,24 @@ void forEachCandidatePod(const ClusterView& view, const ReservedPods& reserved, 
       counted.record = pod;
       f(counted);
     };
+    // A list of slots, each record (then its labels) fetched a few visits
+    // ahead: a visit is a wait on memory otherwise.
+    auto visitAll = [&](std::span<const uint32_t> list) {
+      constexpr size_t kRecordsAhead = 8;
+      constexpr size_t kLabelsAhead = 4;
+      for (size_t k = 0; k < std::min(list.size(), kRecordsAhead); ++k) view.prefetchPod(list[k]);
+      for (size_t k = 0; k < list.size(); ++k) {
+        if (k + kRecordsAhead < list.size()) view.prefetchPod(list[k + kRecordsAhead]);
+        if (k + kLabelsAhead < list.size()) view.prefetchPodLabels(list[k + kLabelsAhead]);
+        visit(list[k]);
+      }
+    };
     std::vector<std::span<const uint32_t>> lists;
     if (resolved.candidates(view, lists)) {
-      for (std::span<const uint32_t> list : lists)
-        for (uint32_t slot : list) visit(slot);
+      for (std::span<const uint32_t> list : lists) visitAll(list);
     } else if (namespaces != nullptr) {
       for (uint32_t ns : nsIds)
-        if (ns != StringTable::kNone)
-          for (uint32_t slot : view.podsInNamespace(ns)) visit(slot);
+        if (ns != StringTable::kNone) visitAll(view.podsInNamespace(ns));
     } else {
       for (uint32_t slot = 0; slot < view.podSlotBound(); ++slot) visit(slot);
     }

@@ -800,6 +800,21 @@ void reportOutcomes(const Options& o, const PhaseResult& mutate, const std::func
     std::printf("  %s=%.0f", outcome, count);
   }
   std::printf("  (%.0f assignments/s)\n", assigned / mutate.seconds);
+  // The server's own handling time (placer_admission_duration_seconds: decode,
+  // decide, reserve, encode), apart from the transport and the queues before
+  // it: the share of the run's admissions over each bound (the bounds as
+  // the registry renders them, the shortest text of each double).
+  {
+    auto bucket = [&](const char* le) {
+      const std::string key = std::string("placer_admission_duration_seconds_bucket{le=\"") + le + "\"}";
+      return std::stod(seriesValue(m, key)) - std::stod(seriesValue(before, key));
+    };
+    const double all = bucket("+Inf");
+    if (all > 0)
+      std::printf("  server handling: over 0.25 ms %.1f%%, 0.5 ms %.1f%%, 1 ms %.2f%%, 2.5 ms %.3f%%\n",
+                  100 * (all - bucket("0.00025")) / all, 100 * (all - bucket("5e-04")) / all,
+                  100 * (all - bucket("0.001")) / all, 100 * (all - bucket("0.0025")) / all);
+  }
   auto dropped = [&](const char* reason) {
     return seriesValue(m, std::string("placer_events_dropped_total{reason=\"") + reason + "\"}");
   };
@@ -1180,6 +1195,7 @@ int main(int argc, char** argv) {
     watchDone = true;
     if (watch.joinable()) watch.join();
     report(mutate);
+    writeTimeline(o.latencyLog, mutate);
     if (o.watchRate > 0)
       std::printf("  watch: %zu pod events applied meanwhile (%.0f/s)\n", watchEvents, double(watchEvents) / mutate.seconds);
     reportOutcomes(
