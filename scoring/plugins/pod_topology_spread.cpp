@@ -907,10 +907,14 @@ class PodTopologySpread final : public PreFilterPlugin,
         for (uint32_t id : counted.nodes()) {
           const NodeInfo* node = view.nodeById(id);
           if (node == nullptr) continue;
+          // A domain of the feasible nodes first (a label read), then the
+          // node's other keys and the inclusion policies (the pod's node
+          // affinity matched against the node's labels as text).
+          const uint32_t value = state->keys[i].valueOf(*node);
+          if (value == TopologyKey::kAbsent || domains[i].get(value) == 0) continue;
           if (requireAllTopologies && !hasAllKeys(state->keys, *node)) continue;
           if (!matchesInclusionPolicies(state->constraints[i], pod, node->node, affinity)) continue;
-          const uint32_t value = state->keys[i].valueOf(*node);
-          if (value != TopologyKey::kAbsent && domains[i].get(value) != 0) domains[i].add(value, counted.onViewNode(id));
+          domains[i].add(value, counted.onViewNode(id));
         }
       }
       state->counts.push_back(hostname[i] ? SparseCounts(counted.counts()) : SparseCounts(domains[i], 1));
