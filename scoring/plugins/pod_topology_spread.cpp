@@ -537,7 +537,9 @@ bool hasAllKeys(const std::vector<TopologyKey>& keys, const NodeInfo& node) {
 // (EligibilityKey) and on the view's node set and labels and taints, so it holds
 // for one view generation (ClusterView::staticGeneration) and is built once
 // per EligibilityKey there (EligibleDomainsMemo): then a decision counts only
-// the nodes holding matching pods instead of walking every node.
+// the nodes holding matching pods instead of walking every node. PreScore
+// reads the same table for its soft constraints (which nodes' pods count)
+// when their policies read the pod's node affinity or tolerations.
 struct EligibleDomains {
   static constexpr uint32_t kNone = UINT32_MAX;
   struct PerConstraint {
@@ -551,9 +553,12 @@ struct EligibleDomains {
   std::vector<PerConstraint> constraints;
 };
 
+// requireAllKeys: a node counts only if it has every constraint's key
+// (PreFilter, and PreScore but under the system defaults, which spare a node
+// a missing key); else, for a constraint, if it has that one's.
 std::shared_ptr<const EligibleDomains> buildEligibleDomains(const std::vector<Constraint>& constraints,
                                                             const std::vector<TopologyKey>& keys, const Pod& pod,
-                                                            const ClusterView& view) {
+                                                            const ClusterView& view, bool requireAllKeys) {
   auto out = std::make_shared<EligibleDomains>();
   const RequiredNodeAffinity affinity(pod);
   const size_t n = constraints.size();
@@ -563,7 +568,7 @@ std::shared_ptr<const EligibleDomains> buildEligibleDomains(const std::vector<Co
     c.domainOfNode.assign(view.nodeIdBound(), EligibleDomains::kNone);
   }
   for (const NodeInfo& node : view.nodes()) {
-    if (!hasAllKeys(keys, node)) continue;
+    if (requireAllKeys && !hasAllKeys(keys, node)) continue;
     for (size_t i = 0; i < n; ++i) {
       EligibleDomains::PerConstraint& c = out->constraints[i];
       const uint32_t value = keys[i].valueOf(node);
@@ -589,12 +594,13 @@ struct EligibilityKey {
     bool operator==(const Of&) const = default;
   };
   std::vector<Of> constraints;
+  bool requireAllKeys = true;
   Labels nodeSelector;
   std::optional<NodeSelector> required;
   std::vector<Toleration> tolerations;
   bool operator==(const EligibilityKey&) const = default;
 
-  EligibilityKey(const std::vector<Constraint>& of, const Pod& pod) {
+  EligibilityKey(const std::vector<Constraint>& of, const Pod& pod, bool requireAll) : requireAllKeys(requireAll) {
     bool affinity = false;
     bool taints = false;
     for (const Constraint& c : of) {
@@ -610,7 +616,7 @@ struct EligibilityKey {
   }
   size_t hash() const {
     size_t h = nodeSelector.size() * 31 + tolerations.size() * 131 +
-               (required ? 1 + required->terms.size() : 0) * 1031;
+               (required ? 1 + required->terms.size() : 0) * 1031 + requireAllKeys;
     for (const Of& c : constraints)
       h = h * 1000003 ^ (std::hash<std::string>()(c.topologyKey) + c.honorNodeAffinity * 2 + c.honorNodeTaints);
     for (const auto& [k, v] : nodeSelector) h = h * 1000003 ^ std::hash<std::string>()(k) ^ std::hash<std::string>()(v);
@@ -774,8 +780,8 @@ class PodTopologySpread final : public PreFilterPlugin,
       state->keys.emplace_back(view, c.topologyKey);
       state->selfMatch.push_back(c.selector.matches(pod.labels));
     }
-    state->eligible = eligibleMemo_.get(EligibilityKey(state->constraints, pod), view, [&] {
-      return buildEligibleDomains(state->constraints, state->keys, pod, view);
+    state->eligible = eligibleMemo_.get(EligibilityKey(state->constraints, pod, true), view, [&] {
+      return buildEligibleDomains(state->constraints, state->keys, pod, view, true);
     });
     // Each node's matching pods count in its domain, if it has one.
     for (size_t i = 0; i < n; ++i) {
@@ -900,7 +906,22 @@ class PodTopologySpread final : public PreFilterPlugin,
     // Pods of every node (not only the feasible ones) count in their domain.
     // (Nodes without the key, the "" domain of the system defaults, only
     // widen topologySize: Score reads no count for them.)
+    // Which nodes' pods count (their keys, the inclusion policies): from the
+    // table PreFilter keeps (per view generation and EligibilityKey) when
+    // the policies read the pod's node affinity or tolerations, which are
+    // matched against each node's labels or taints as text; else checked here.
     const RequiredNodeAffinity affinity(pod);
+    const bool policiesReadPod =
+        std::any_of(state->constraints.begin(), state->constraints.end(), [&](const Constraint& c) {
+          return c.honorNodeTaints || (c.honorNodeAffinity && (!pod.nodeSelector.empty() ||
+                                                               (pod.nodeAffinity && pod.nodeAffinity->required)));
+        });
+    std::shared_ptr<const EligibleDomains> eligible;
+    if (policiesReadPod) {
+      eligible = eligibleMemo_.get(EligibilityKey(state->constraints, pod, requireAllTopologies), view, [&] {
+        return buildEligibleDomains(state->constraints, state->keys, pod, view, requireAllTopologies);
+      });
+    }
     for (size_t i = 0; i < n; ++i) {
       const PodsPerNode& counted = pods[podsOf[i]];
       if (!hostname[i]) {
@@ -908,12 +929,15 @@ class PodTopologySpread final : public PreFilterPlugin,
           const NodeInfo* node = view.nodeById(id);
           if (node == nullptr) continue;
           // A domain of the feasible nodes first (a label read), then the
-          // node's other keys and the inclusion policies (the pod's node
-          // affinity matched against the node's labels as text).
+          // node's other keys and the inclusion policies.
           const uint32_t value = state->keys[i].valueOf(*node);
           if (value == TopologyKey::kAbsent || domains[i].get(value) == 0) continue;
-          if (requireAllTopologies && !hasAllKeys(state->keys, *node)) continue;
-          if (!matchesInclusionPolicies(state->constraints[i], pod, node->node, affinity)) continue;
+          if (eligible) {
+            if (eligible->constraints[i].ofNode(id) == EligibleDomains::kNone) continue;
+          } else {
+            if (requireAllTopologies && !hasAllKeys(state->keys, *node)) continue;
+            if (!matchesInclusionPolicies(state->constraints[i], pod, node->node, affinity)) continue;
+          }
           domains[i].add(value, counted.onViewNode(id));
         }
       }
@@ -1025,7 +1049,7 @@ class PodTopologySpread final : public PreFilterPlugin,
   }
 
   PodTopologySpreadArgs args_;
-  EligibleDomainsMemo eligibleMemo_;  // PreFilter's static half
+  EligibleDomainsMemo eligibleMemo_;  // PreFilter's static half, and which nodes' pods PreScore counts
 };
 
 }  // namespace

@@ -384,6 +384,53 @@ TEST_F(TopologyPluginTest, TheDomainsThatCountFollowEachPodsNodeSelectorAndNodeL
   EXPECT_EQ(feasible(honouring(false)), (Names{"a1", "b1", "c1"}));
 }
 
+// The same for a soft constraint: whose pods PreScore counts follows the
+// pod's nodeSelector and the nodes' labels as they change.
+TEST_F(TopologyPluginTest, ThePodsThatCountForScoringFollowEachPodsNodeSelectorAndNodeLabelChanges) {
+  auto inPool = [](const std::string& name, const std::string& zone, const std::string& pool) {
+    return node(name, {{"topology.kubernetes.io/zone", zone}, {"pool", pool}});
+  };
+  auto decoded = decodeSnapshot({{"nodes", {inPool("a1", "zone-a", "blue"), inPool("a2", "zone-a", "red"),
+                                            inPool("b1", "zone-b", "blue")}},
+                                 {"pods", {pod("w1", {{"app", "web"}}, "a2"), pod("w2", {{"app", "web"}}, "a2"),
+                                           pod("w3", {{"app", "web"}}, "b1")}}});
+  ASSERT_TRUE(decoded.ok()) << decoded.error().message;
+  ClusterState state;
+  state.update([&](MutableClusterView& v) { fillView(v, *decoded); });
+  json profile = {{"plugins",
+                   {{"multiPoint", {{"enabled", {{{"name", "PodTopologySpread"}}}}, {"disabled", {{{"name", "*"}}}}}}}}};
+  Engine engine(Profile::fromJson(profile).value());
+  auto incoming = [](bool onlyBlue) {
+    json p = pod("p", {{"app", "web"}});
+    if (onlyBlue) p["spec"]["nodeSelector"] = {{"pool", "blue"}};
+    p["spec"]["topologySpreadConstraints"] =
+        json::array({spread(1, "topology.kubernetes.io/zone", "ScheduleAnyway", {{"app", "web"}})});
+    return decodePod(p).value();
+  };
+  // Every node is feasible (only PodTopologySpread runs); the zone with
+  // fewer counted pods scores higher, ties go to the smaller name.
+  auto selected = [&](const Pod& p) {
+    std::string out;
+    state.read([&](const ClusterView& view) {
+      Decision d = engine.place(p, view);
+      if (d.selected) out = d.selected->name();
+    });
+    return out;
+  };
+  // For a blue pod only blue nodes' pods count: zone-a 0 (a2 is red), zone-b 1.
+  EXPECT_EQ(selected(incoming(true)), "a1");
+  // For any pod every node's: zone-a 2, zone-b 1.
+  EXPECT_EQ(selected(incoming(false)), "b1");
+  EXPECT_EQ(selected(incoming(true)), "a1");
+  // a2 joins the blue pool: zone-a counts 2 for the blue pod too.
+  state.upsertNode(decodeNode(inPool("a2", "zone-a", "blue")).value());
+  EXPECT_EQ(selected(incoming(true)), "b1");
+  // And leaves it again.
+  state.upsertNode(decodeNode(inPool("a2", "zone-a", "red")).value());
+  EXPECT_EQ(selected(incoming(true)), "a1");
+  EXPECT_EQ(selected(incoming(false)), "b1");
+}
+
 // ---- PodTopologySpread: Score, and the system defaults ----
 
 TEST_F(TopologyPluginTest, SystemDefaultsSpreadAReplicaSetsPodsAcrossZonesAndNodes) {
