@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -67,22 +68,45 @@ struct Result {
   std::map<std::string, int64_t> score;       // feasible node -> the plugin's normalised score
 };
 
+// A pod of app=web spreading over zones (whenUnsatisfiable `when`), in the
+// blue pool only or anywhere.
+Pod webPodSpreadingOverZones(const std::string& when, bool onlyBlue) {
+  json p = pod("p", {{"app", "web"}});
+  if (onlyBlue) p["spec"]["nodeSelector"] = {{"pool", "blue"}};
+  p["spec"]["topologySpreadConstraints"] = json::array({spread(1, "topology.kubernetes.io/zone", when, {{"app", "web"}})});
+  return decodePod(p).value();
+}
+
 class TopologyPluginTest : public ::testing::Test {
  protected:
-  // Runs `plugin` alone (with `args`) for the snapshot's pod.
-  Result run(const std::string& plugin, json snapshot, json args = nullptr) {
+  // state_ holds the snapshot's nodes and pods, engine_ runs `plugin` alone
+  // (with `args`); the snapshot's pod, if any, is returned.
+  std::optional<Pod> load(const std::string& plugin, const json& snapshot, json args = nullptr) {
     json profile = {{"plugins", {{"multiPoint", {{"enabled", {{{"name", plugin}}}}, {"disabled", {{{"name", "*"}}}}}}}}};
     if (!args.is_null()) profile["pluginConfig"] = {{{"name", plugin}, {"args", args}}};
     auto built = Profile::fromJson(profile);
     EXPECT_TRUE(built.ok()) << built.error().message;
     engine_ = std::make_unique<Engine>(*built, 0);
-    auto decoded = decodeSnapshot(snapshot);
-    EXPECT_TRUE(decoded.ok()) << decoded.error().message;
     state_ = std::make_unique<ClusterState>();
+    auto decoded = decodeSnapshot(snapshot);
+    if (!decoded.ok()) {
+      ADD_FAILURE() << decoded.error().message;
+      return std::nullopt;
+    }
     state_->update([&](MutableClusterView& v) { fillView(v, *decoded); });
+    return decoded->pod;
+  }
+
+  // Runs `plugin` alone (with `args`) for the snapshot's pod.
+  Result run(const std::string& plugin, json snapshot, json args = nullptr) {
+    const std::optional<Pod> pod = load(plugin, snapshot, std::move(args));
     Result out;
+    if (!pod) {
+      ADD_FAILURE() << "the snapshot has no pod to place";
+      return out;
+    }
     state_->read([&](const ClusterView& view) {
-      out.decision = engine_->place(*decoded->pod, view, Detail::Full);
+      out.decision = engine_->place(*pod, view, Detail::Full);
       for (const NodeOutcome& o : out.decision.nodes) {
         if (o.code != Code::Success)
           out.reason[o.node->name()] = o.reasons.empty() ? "" : o.reasons[0];
@@ -326,26 +350,16 @@ TEST_F(TopologyPluginTest, TheDomainsThatCountFollowEachPodsNodeSelectorAndNodeL
   auto blue = [](const std::string& name, const std::string& zone) {
     return node(name, {{"topology.kubernetes.io/zone", zone}, {"pool", "blue"}});
   };
-  auto decoded = decodeSnapshot({{"nodes", {blue("a1", "zone-a"), blue("b1", "zone-b"), zoned("c1", "zone-c")}},
-                                 {"pods", {pod("w1", {{"app", "web"}}, "a1"), pod("w2", {{"app", "web"}}, "b1")}}});
-  ASSERT_TRUE(decoded.ok()) << decoded.error().message;
-  ClusterState state;
-  state.update([&](MutableClusterView& v) { fillView(v, *decoded); });
-  json profile = {{"plugins",
-                   {{"multiPoint", {{"enabled", {{{"name", "PodTopologySpread"}}}}, {"disabled", {{{"name", "*"}}}}}}}}};
-  Engine engine(Profile::fromJson(profile).value());
-  auto incoming = [](bool onlyBlue) {
-    json p = pod("p", {{"app", "web"}});
-    if (onlyBlue) p["spec"]["nodeSelector"] = {{"pool", "blue"}};
-    p["spec"]["topologySpreadConstraints"] =
-        json::array({spread(1, "topology.kubernetes.io/zone", "DoNotSchedule", {{"app", "web"}})});
-    return decodePod(p).value();
-  };
+  load("PodTopologySpread",
+       {{"nodes", {blue("a1", "zone-a"), blue("b1", "zone-b"), zoned("c1", "zone-c")}},
+        {"pods", {pod("w1", {{"app", "web"}}, "a1"), pod("w2", {{"app", "web"}}, "b1")}}});
+  ClusterState& state = *state_;
+  auto incoming = [](bool onlyBlue) { return webPodSpreadingOverZones("DoNotSchedule", onlyBlue); };
   // The nodes that pass, by name.
   auto feasible = [&](const Pod& p) {
     std::vector<std::string> out;
     state.read([&](const ClusterView& view) {
-      Decision d = engine.place(p, view, Detail::Full);
+      Decision d = engine_->place(p, view, Detail::Full);
       for (const NodeOutcome& o : d.nodes)
         if (o.code == Code::Success) out.push_back(o.node->name());
     });
@@ -390,29 +404,18 @@ TEST_F(TopologyPluginTest, ThePodsThatCountForScoringFollowEachPodsNodeSelectorA
   auto inPool = [](const std::string& name, const std::string& zone, const std::string& pool) {
     return node(name, {{"topology.kubernetes.io/zone", zone}, {"pool", pool}});
   };
-  auto decoded = decodeSnapshot({{"nodes", {inPool("a1", "zone-a", "blue"), inPool("a2", "zone-a", "red"),
-                                            inPool("b1", "zone-b", "blue")}},
-                                 {"pods", {pod("w1", {{"app", "web"}}, "a2"), pod("w2", {{"app", "web"}}, "a2"),
-                                           pod("w3", {{"app", "web"}}, "b1")}}});
-  ASSERT_TRUE(decoded.ok()) << decoded.error().message;
-  ClusterState state;
-  state.update([&](MutableClusterView& v) { fillView(v, *decoded); });
-  json profile = {{"plugins",
-                   {{"multiPoint", {{"enabled", {{{"name", "PodTopologySpread"}}}}, {"disabled", {{{"name", "*"}}}}}}}}};
-  Engine engine(Profile::fromJson(profile).value());
-  auto incoming = [](bool onlyBlue) {
-    json p = pod("p", {{"app", "web"}});
-    if (onlyBlue) p["spec"]["nodeSelector"] = {{"pool", "blue"}};
-    p["spec"]["topologySpreadConstraints"] =
-        json::array({spread(1, "topology.kubernetes.io/zone", "ScheduleAnyway", {{"app", "web"}})});
-    return decodePod(p).value();
-  };
+  load("PodTopologySpread", {{"nodes", {inPool("a1", "zone-a", "blue"), inPool("a2", "zone-a", "red"),
+                                         inPool("b1", "zone-b", "blue")}},
+                              {"pods", {pod("w1", {{"app", "web"}}, "a2"), pod("w2", {{"app", "web"}}, "a2"),
+                                        pod("w3", {{"app", "web"}}, "b1")}}});
+  ClusterState& state = *state_;
+  auto incoming = [](bool onlyBlue) { return webPodSpreadingOverZones("ScheduleAnyway", onlyBlue); };
   // Every node is feasible (only PodTopologySpread runs); the zone with
   // fewer counted pods scores higher, ties go to the smaller name.
   auto selected = [&](const Pod& p) {
     std::string out;
     state.read([&](const ClusterView& view) {
-      Decision d = engine.place(p, view);
+      Decision d = engine_->place(p, view);
       if (d.selected) out = d.selected->name();
     });
     return out;
