@@ -33,7 +33,7 @@ struct Scratch {
   std::vector<const NodeInfo*> lateNodesLeft;  // parallel to lateIndex
   std::vector<uint32_t> lateVerdict;          // per tile position: 0, or 1 + index into lateRejections
   // Rejected nodes per verdict (index v - 1) of the NodeResults and of the
-  // late filters, for a decision without detail; all 0 between decisions.
+  // late filters, for a decision without detail (zeroed as one starts).
   std::vector<int32_t> verdictCounts;
   std::vector<int32_t> lateVerdictCounts;
 };
@@ -609,6 +609,11 @@ Decision decide(const Profile& profile, const Engine::Groups& groups, const Pod&
   // node-by-node one.
   const bool onlyNodeByNode = !cached && late.empty() && nominated.empty();
   ReasonTally tally;
+  // Rejected nodes counted by verdict (a decision without detail): zeroed
+  // here, not after the last one, so that nothing a decision left behind
+  // (one ended by an exception) counts in the next.
+  std::fill(s.verdictCounts.begin(), s.verdictCounts.end(), 0);
+  std::fill(s.lateVerdictCounts.begin(), s.lateVerdictCounts.end(), 0);
   // The feasible list is written by index (no push_back per node): its
   // vectors only grow, `feasibleSoFar` is its length.
   size_t feasibleSoFar = 0;
@@ -775,14 +780,10 @@ Decision decide(const Profile& profile, const Engine::Groups& groups, const Pod&
                                          std::span<int64_t>(s.scores.data() + p * count + tileFeasible, k));
     }
   }
-  // The rejections counted by verdict (above): tallied, and the counts left
-  // at zero for the next decision.
-  auto tallyCounted = [&](std::vector<int32_t>& counts, const std::deque<Status>& rejections) {
-    for (size_t v = 0; v < counts.size(); ++v) {
-      if (counts[v] == 0) continue;
-      tally.add(rejections[v].sharedReasons(), counts[v]);
-      counts[v] = 0;
-    }
+  // The rejections counted by verdict (above), tallied.
+  auto tallyCounted = [&](const std::vector<int32_t>& counts, const std::deque<Status>& rejections) {
+    for (size_t v = 0; v < counts.size(); ++v)
+      if (counts[v] != 0) tally.add(rejections[v].sharedReasons(), counts[v]);
   };
   tallyCounted(s.verdictCounts, r.rejections);
   tallyCounted(s.lateVerdictCounts, lateRejections);
