@@ -609,7 +609,7 @@ Decision decide(const Profile& profile, const Engine::Groups& groups, const Pod&
   // node-by-node one.
   const bool onlyNodeByNode = !cached && late.empty() && nominated.empty();
   ReasonTally tally;
-  // Rejected nodes counted by verdict (a decision without detail): zeroed
+  // Rejected nodes counted by verdict (rejectWithVerdict, below): zeroed
   // here, not after the last one, so that nothing a decision left behind
   // (one ended by an exception) counts in the next.
   std::fill(s.verdictCounts.begin(), s.verdictCounts.end(), 0);
@@ -706,6 +706,19 @@ Decision decide(const Profile& profile, const Engine::Groups& groups, const Pod&
         outcome.reasons = rejection.sharedReasons();
       }
     };
+    // A node whose final verdict is v (1 + its index in `rejections`): with
+    // per-node detail, rejected as it is met; without, counted by verdict,
+    // and each distinct rejection tallied once after the last tile (a
+    // tally's sums do not depend on the order).
+    auto rejectWithVerdict = [&](size_t i, std::vector<int32_t>& counts, const std::deque<Status>& rejections,
+                                 uint32_t v) {
+      if (full) {
+        rejectNode(i, rejections[v - 1]);
+        return;
+      }
+      growTo(counts, v);
+      ++counts[v - 1];
+    };
     if (onlyNodeByNode && filteredWhole) {
       // Nothing else to check: the nodes that passed the node-by-node
       // filters (s.changed, in order; without the cache a node's slot is its
@@ -716,59 +729,33 @@ Decision decide(const Profile& profile, const Engine::Groups& groups, const Pod&
       std::copy_n(s.changedNodes.begin(), passed, s.feasibleNodes.begin() + static_cast<ptrdiff_t>(feasibleSoFar));
       feasibleSoFar += passed;
       for (size_t i = tileStart; passed < n && i < tileEnd; ++i)
-        if (const uint32_t v = r.verdicts[i]; v != 0) rejectNode(i, r.rejections[v - 1]);
-    } else if (!full && nominated.empty()) {
-      // The same without per-node detail or nominated pods: a rejected node
-      // is counted by its verdict, and each distinct rejection tallied once
-      // after the last tile (a tally's sums do not depend on the order).
+        if (const uint32_t v = r.verdicts[i]; v != 0) rejectWithVerdict(i, s.verdictCounts, r.rejections, v);
+    } else {
       for (size_t t = 0; t < n; ++t) {
         const size_t i = tileStart + t;
         const uint32_t slot = slotAt(i);
-        const uint32_t lateVerdict = s.lateVerdict[t];
-        const uint32_t v = r.verdicts[slot];
-        if (lateVerdict != 0) {
-          growTo(s.lateVerdictCounts, lateVerdict);
-          ++s.lateVerdictCounts[lateVerdict - 1];
-        } else if (v != 0) {
-          growTo(s.verdictCounts, v);
-          ++s.verdictCounts[v - 1];
+        // Nominated pods that count here: the pod must also pass with them
+        // added, and when it does not, that pass's rejection is the verdict.
+        if (!nominated.empty()) {
+          if (const auto* added = nominated.find(s.lateNodes[t]->name())) {
+            if (std::optional<Status> withNominated =
+                    filterWithNominated(*s.lateNodes[t], *added, r, rPod, late, state, pod, view)) {
+              if (withNominated->code() == Code::Error && !lateFailure) lateFailure = withNominated;
+              rejectNode(i, *withNominated);
+              continue;
+            }
+          }
+        }
+        if (const uint32_t lateV = s.lateVerdict[t]; lateV != 0) {
+          rejectWithVerdict(i, s.lateVerdictCounts, lateRejections, lateV);
+        } else if (const uint32_t v = r.verdicts[slot]; v != 0) {
+          rejectWithVerdict(i, s.verdictCounts, r.rejections, v);
         } else {
           s.feasible[feasibleSoFar] = static_cast<uint32_t>(i);
           s.feasibleNodes[feasibleSoFar] = s.lateNodes[t];
           s.feasibleSlots[feasibleSoFar] = slot;
           ++feasibleSoFar;
         }
-      }
-    } else {
-      for (size_t t = 0; t < n; ++t) {
-        const size_t i = tileStart + t;
-        const uint32_t slot = slotAt(i);
-        const Status* rejection = nullptr;
-        if (s.lateVerdict[t] != 0) {
-          rejection = &lateRejections[s.lateVerdict[t] - 1];
-        } else if (const uint32_t v = r.verdicts[slot]; v != 0) {
-          rejection = &r.rejections[v - 1];
-        }
-        // Nominated pods that count here: the pod must also pass with them
-        // added, and when it does not, that pass's rejection is the verdict.
-        std::optional<Status> withNominated;
-        if (!nominated.empty()) {
-          if (const auto* added = nominated.find(s.lateNodes[t]->name())) {
-            withNominated = filterWithNominated(*s.lateNodes[t], *added, r, rPod, late, state, pod, view);
-            if (withNominated) {
-              if (withNominated->code() == Code::Error && !lateFailure) lateFailure = withNominated;
-              rejection = &*withNominated;
-            }
-          }
-        }
-        if (rejection == nullptr) {
-          s.feasible[feasibleSoFar] = static_cast<uint32_t>(i);
-          s.feasibleNodes[feasibleSoFar] = s.lateNodes[t];
-          s.feasibleSlots[feasibleSoFar] = slot;
-          ++feasibleSoFar;
-          continue;
-        }
-        rejectNode(i, *rejection);
       }
     }
     if (!cached && scoring && feasibleSoFar > tileFeasible &&
@@ -780,7 +767,7 @@ Decision decide(const Profile& profile, const Engine::Groups& groups, const Pod&
                                          std::span<int64_t>(s.scores.data() + p * count + tileFeasible, k));
     }
   }
-  // The rejections counted by verdict (above), tallied.
+  // The rejections counted by verdict (rejectWithVerdict), tallied.
   auto tallyCounted = [&](const std::vector<int32_t>& counts, const std::deque<Status>& rejections) {
     for (size_t v = 0; v < counts.size(); ++v)
       if (counts[v] != 0) tally.add(rejections[v].sharedReasons(), counts[v]);
