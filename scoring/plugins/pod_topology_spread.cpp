@@ -553,9 +553,17 @@ struct EligibleDomains {
   std::vector<PerConstraint> constraints;
 };
 
-// requireAllKeys: a node counts only if it has every constraint's key
+// Whether constraint i counts the pods of `node`, given that the node has
+// its key: the node has every constraint's key, when `requireAllKeys`
 // (PreFilter, and PreScore but under the system defaults, which spare a node
-// a missing key); else, for a constraint, if it has that one's.
+// a missing key), and passes the constraint's inclusion policies.
+bool podsCountOn(const std::vector<Constraint>& constraints, const std::vector<TopologyKey>& keys, size_t i,
+                 const NodeInfo& node, const Pod& pod, const RequiredNodeAffinity& affinity, bool requireAllKeys) {
+  if (requireAllKeys && !hasAllKeys(keys, node)) return false;
+  return matchesInclusionPolicies(constraints[i], pod, node.node, affinity);
+}
+
+// requireAllKeys: as podsCountOn's.
 std::shared_ptr<const EligibleDomains> buildEligibleDomains(const std::vector<Constraint>& constraints,
                                                             const std::vector<TopologyKey>& keys, const Pod& pod,
                                                             const ClusterView& view, bool requireAllKeys) {
@@ -568,13 +576,12 @@ std::shared_ptr<const EligibleDomains> buildEligibleDomains(const std::vector<Co
     c.domainOfNode.assign(view.nodeIdBound(), EligibleDomains::kNone);
   }
   for (const NodeInfo& node : view.nodes()) {
-    if (requireAllKeys && !hasAllKeys(keys, node)) continue;
     for (size_t i = 0; i < n; ++i) {
       EligibleDomains::PerConstraint& c = out->constraints[i];
       const uint32_t value = keys[i].valueOf(node);
       // (A view node's value is always below the bound; kAbsent is past it.)
       if (value >= c.domainOfValue.size()) continue;
-      if (!matchesInclusionPolicies(constraints[i], pod, node.node, affinity)) continue;
+      if (!podsCountOn(constraints, keys, i, node, pod, affinity, requireAllKeys)) continue;
       if (c.domainOfValue[value] == EligibleDomains::kNone) c.domainOfValue[value] = c.domains++;
       if (node.id < c.domainOfNode.size()) c.domainOfNode[node.id] = c.domainOfValue[value];
     }
@@ -932,12 +939,9 @@ class PodTopologySpread final : public PreFilterPlugin,
           // node's other keys and the inclusion policies.
           const uint32_t value = state->keys[i].valueOf(*node);
           if (value == TopologyKey::kAbsent || domains[i].get(value) == 0) continue;
-          if (eligible) {
-            if (eligible->constraints[i].ofNode(id) == EligibleDomains::kNone) continue;
-          } else {
-            if (requireAllTopologies && !hasAllKeys(state->keys, *node)) continue;
-            if (!matchesInclusionPolicies(state->constraints[i], pod, node->node, affinity)) continue;
-          }
+          if (eligible ? eligible->constraints[i].ofNode(id) == EligibleDomains::kNone
+                       : !podsCountOn(state->constraints, state->keys, i, *node, pod, affinity, requireAllTopologies))
+            continue;
           domains[i].add(value, counted.onViewNode(id));
         }
       }
