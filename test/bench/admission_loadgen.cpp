@@ -531,10 +531,10 @@ class ApiServerModel {
 
 int payloadPodIndex(int i, int shape) { return shape < 0 ? i : i * kPendingShapes + shape; }
 
-// The namespaces of the pods makePayloads sends.
-std::vector<std::string> pendingNamespaces(const GeneratorParams& params, int shape) {
+// The namespaces of the `count` pods makePayloads sends.
+std::vector<std::string> pendingNamespaces(const GeneratorParams& params, int count, int shape) {
   std::vector<std::string> out;
-  for (int i = 0; i < kDefaultPayloads; ++i)
+  for (int i = 0; i < count; ++i)
     out.push_back(generatePendingPod(params, payloadPodIndex(i, shape))["metadata"].value("namespace", "default"));
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());
@@ -543,8 +543,9 @@ std::vector<std::string> pendingNamespaces(const GeneratorParams& params, int sh
 
 // The Events API: accepts an Event (201, the body echoed as the API server
 // answers with the created object) in any namespace of the pods sent, counts
-// it, and tells the count (GET /loadgen/events-received).
-Result<std::unique_ptr<HttpServer>> startEventsApi(const GeneratorParams& params, int shape,
+// it, and tells the count (GET /loadgen/events-received). `distinct` and
+// `shape`: the pods sent, as makePayloads is given them.
+Result<std::unique_ptr<HttpServer>> startEventsApi(const GeneratorParams& params, int distinct, int shape,
                                                    const certs::PemPair& serving,
                                                    std::atomic<uint64_t>& received) {
   ListenerOptions sink;
@@ -553,7 +554,7 @@ Result<std::unique_ptr<HttpServer>> startEventsApi(const GeneratorParams& params
   auto cert = ServingCertificate::fromPem(serving.certificatePem, serving.privateKeyPem);
   if (!cert) return cert.error();
   sink.certificate = std::shared_ptr<const ServingCertificate>(std::move(*cert));
-  for (const std::string& ns : pendingNamespaces(params, shape))
+  for (const std::string& ns : pendingNamespaces(params, distinct, shape))
     sink.routes.push_back(Route{"POST", "/apis/events.k8s.io/v1/namespaces/" + ns + "/events",
                                 [&received](const HttpRequest& r) {
                                   received.fetch_add(1);
@@ -792,10 +793,11 @@ std::string seriesValue(const std::string& metricsText, const std::string& key) 
 void reportOutcomes(const Options& o, const PhaseResult& mutate, const std::function<std::string()>& metricsText,
                     const std::function<uint64_t()>& eventsReceived, const std::string& before) {
   std::string m = metricsText();
+  // A counter's growth over the run.
+  auto ofRun = [&](const std::string& key) { return std::stod(seriesValue(m, key)) - std::stod(seriesValue(before, key)); };
   double assigned = 0;
   for (const char* outcome : {"assigned", "fallback", "skipped", "error"}) {
-    const std::string key = std::string("placer_admissions_total{outcome=\"") + outcome + "\"}";
-    const double count = std::stod(seriesValue(m, key)) - std::stod(seriesValue(before, key));
+    const double count = ofRun(std::string("placer_admissions_total{outcome=\"") + outcome + "\"}");
     if (std::string_view(outcome) == "assigned") assigned = count;
     std::printf("  %s=%.0f", outcome, count);
   }
@@ -806,8 +808,7 @@ void reportOutcomes(const Options& o, const PhaseResult& mutate, const std::func
   // the registry renders them, the shortest text of each double).
   {
     auto bucket = [&](const char* le) {
-      const std::string key = std::string("placer_admission_duration_seconds_bucket{le=\"") + le + "\"}";
-      return std::stod(seriesValue(m, key)) - std::stod(seriesValue(before, key));
+      return ofRun(std::string("placer_admission_duration_seconds_bucket{le=\"") + le + "\"}");
     };
     const double all = bucket("+Inf");
     if (all > 0)
@@ -964,7 +965,7 @@ int main(int argc, char** argv) {
     auto ca = certs::generateCa("loadgen-events-ca", 1, certs::KeyType::EcdsaP256);
     auto serving = certs::generateServingCert(*ca, {"localhost"}, {"127.0.0.1"}, 1, certs::KeyType::EcdsaP256);
     std::atomic<uint64_t> received{0};
-    auto sink = startEventsApi(params, o.shape, *serving, received);
+    auto sink = startEventsApi(params, o.distinct, o.shape, *serving, received);
     if (!sink) {
       std::fprintf(stderr, "%s\n", sink.error().message.c_str());
       return 1;
@@ -1028,7 +1029,7 @@ int main(int argc, char** argv) {
   std::unique_ptr<HttpServer> eventsApi;
   std::function<uint64_t()> eventsReceivedNow = [&] { return eventsReceived.load(); };
   if (o.eventsApiDir.empty()) {
-    auto started = startEventsApi(params, o.shape, *serving, eventsReceived);
+    auto started = startEventsApi(params, o.distinct, o.shape, *serving, eventsReceived);
     if (!started) {
       std::fprintf(stderr, "%s\n", started.error().message.c_str());
       return 1;
